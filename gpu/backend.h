@@ -1,0 +1,94 @@
+// The executor's view of a device: one step of the flattened batch (prefill chunks and decodes
+// together) in, one sampled token per sampling sequence out. Implemented by the CPU backend
+// (gpu/cpu/, the reference) and the CUDA backend (gpu/cuda/, the product). gpu/ knows nothing of
+// ZeroMQ or the protocol: actors/executor translates protocol::StepPlan into a BatchInput.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/model_config.h"
+
+namespace zinfer::gpu {
+
+struct SamplingConfig {
+  float temperature = 1.0f;  // 0 = greedy (argmax)
+  float top_p = 1.0f;
+  int32_t top_k = -1;        // -1 = off
+  int64_t seed = -1;         // -1 = unseeded; else token k of the sequence draws from (seed, k)
+  int32_t sample_index = 0;  // how many tokens the sequence sampled before this one
+  int32_t top_logprobs = 0;  // how many alternatives to report (0 = none)
+};
+
+// One sequence's share of a step. token_ids occupy positions [start_pos, start_pos + num_tokens).
+// With use_last_sampled, token_ids is empty, num_tokens is 1 and the backend feeds the token it
+// sampled for seq_id in its previous step (decode inputs never leave the device).
+struct SequenceInput {
+  uint64_t seq_id = 0;
+  std::vector<int32_t> token_ids;
+  bool use_last_sampled = false;
+  int32_t num_tokens = 0;
+  int32_t start_pos = 0;
+  std::vector<int32_t> block_table;  // physical KV block of each logical block
+  bool sample = false;               // sample after the last token of this chunk
+  SamplingConfig sampling;
+};
+
+struct BatchInput {
+  std::vector<SequenceInput> seqs;
+  std::vector<std::pair<int32_t, int32_t>> swap_out;  // (device block, host block)
+  std::vector<std::pair<int32_t, int32_t>> swap_in;   // (host block, device block)
+  std::vector<std::pair<int32_t, int32_t>> copy;      // (device src, device dst): copy-on-write
+  std::vector<uint64_t> finished;                     // drop per-sequence state (last sampled)
+};
+
+struct SampledToken {
+  uint64_t seq_id = 0;
+  int32_t token = -1;
+  float logprob = 0.0f;                          // log-softmax of the raw logits at `token`
+  std::vector<std::pair<int32_t, float>> top;    // top_logprobs alternatives, best first
+};
+
+struct BackendOptions {
+  std::string model_dir;
+  std::string device = "cpu";           // "cpu" or "cuda"
+  int32_t block_size = 16;
+  int32_t num_gpu_blocks = 0;           // 0 = size from memory (cuda) or from max_kv_tokens (cpu)
+  int32_t num_cpu_blocks = 0;           // host (swap) pool
+  double gpu_memory_utilization = 0.9;
+  int32_t max_num_seqs = 256;           // largest decode batch (CUDA graph buckets)
+  int32_t max_num_batched_tokens = 8192;// largest step (activation workspace)
+  int32_t max_model_len = 0;            // 0 = the config's max_position_embeddings
+  int64_t cpu_kv_cache_bytes = 512ll << 20;  // CPU backend: device-pool size when num_gpu_blocks is 0
+  int32_t num_threads = 0;              // CPU backend: 0 = all cores
+  bool cuda_graphs = true;
+  std::string dtype = "auto";           // compute dtype: auto|float32|bfloat16|float16
+};
+
+struct CacheGeometry {
+  int32_t block_size = 16;
+  int32_t num_gpu_blocks = 0;
+  int32_t num_cpu_blocks = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const ModelConfig& config() const = 0;
+  virtual CacheGeometry cache_geometry() const = 0;
+  // Runs copies, then one forward pass over the batch, then sampling. Throws on failure.
+  virtual std::vector<SampledToken> step(const BatchInput& batch) = 0;
+  // For tests and parity tools: the full-vocabulary logits (float32) of every position of one
+  // sequence's chunk, [num_tokens, vocab]. Writes the chunk's K/V into the cache like step().
+  virtual std::vector<float> forward_logits(const SequenceInput& seq) = 0;
+  virtual std::string name() const = 0;
+};
+
+// Loads the model folder onto the chosen device; throws std::runtime_error with a clear message
+// (unknown device, CUDA not built in, bad checkpoint).
+std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+
+}  // namespace zinfer::gpu

@@ -1,0 +1,279 @@
+// The message structs of zinfer: every message that crosses an actor boundary is declared here and
+// nowhere else. Each struct is a msgpack *map* with named fields (MSGPACK_DEFINE_MAP): a reader
+// skips keys it does not know and leaves missing keys at their defaults, so a minor protocol
+// version may add fields without breaking older peers. Each struct names its MessageType.
+//
+// Who sends what (docs/architecture.md has the whole picture):
+//   gateway     -> tokenizer    GenerateRequest
+//   tokenizer   -> scheduler    TokenizedRequest
+//   scheduler   -> executor     StepPlan            executor -> scheduler  StepResult
+//   scheduler   -> detokenizer  RequestStart, TokenDelta
+//   detokenizer -> gateway      TextDelta
+//   anyone      -> scheduler    Abort               (gateway on disconnect, detokenizer on a stop string)
+//   anyone      -> anyone       ErrorReply, Ping/Pong, StatsRequest/Stats
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <msgpack.hpp>
+
+namespace zinfer::protocol {
+
+enum class MessageType : uint16_t {
+  kPing = 1,
+  kPong = 2,
+  kErrorReply = 3,
+  kGenerateRequest = 10,
+  kTokenizedRequest = 11,
+  kAbort = 12,
+  kRequestStart = 13,
+  kTokenDelta = 14,
+  kTextDelta = 15,
+  kStepPlan = 20,
+  kStepResult = 21,
+  kStatsRequest = 30,
+  kStats = 31,
+  kBenchPayload = 40,
+};
+
+// Sampling settings of one request (OpenAI's names where the concept is the same).
+struct SamplingParams {
+  int32_t max_tokens = 16;
+  int32_t min_tokens = 0;
+  float temperature = 1.0f;  // 0 = greedy
+  float top_p = 1.0f;
+  int32_t top_k = -1;        // -1 = off
+  int64_t seed = -1;         // -1 = unseeded
+  int32_t n = 1;             // parallel samples sharing the prompt's blocks
+  std::vector<std::string> stop;
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+  bool skip_special_tokens = true;
+  MSGPACK_DEFINE_MAP(max_tokens, min_tokens, temperature, top_p, top_k, seed, n, stop,
+                     stop_token_ids, ignore_eos, logprobs, top_logprobs, skip_special_tokens);
+};
+
+struct ChatMessage {
+  std::string role;
+  std::string content;
+  MSGPACK_DEFINE_MAP(role, content);
+};
+
+// gateway -> tokenizer. Exactly one of prompt / prompt_ids / messages carries the input.
+struct GenerateRequest {
+  static constexpr MessageType kType = MessageType::kGenerateRequest;
+  uint64_t request_id = 0;
+  std::string model;
+  std::string prompt;
+  std::vector<int32_t> prompt_ids;
+  std::vector<ChatMessage> messages;
+  bool is_chat = false;
+  bool add_generation_prompt = true;
+  bool enable_thinking = true;  // Qwen3's chat-template switch
+  SamplingParams sampling;
+  int32_t priority = 0;         // lower runs first under the priority policy
+  int64_t arrival_ns = 0;       // steady-clock time the gateway received it
+  MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
+                     add_generation_prompt, enable_thinking, sampling, priority, arrival_ns);
+};
+
+// tokenizer -> scheduler.
+struct TokenizedRequest {
+  static constexpr MessageType kType = MessageType::kTokenizedRequest;
+  uint64_t request_id = 0;
+  std::vector<int32_t> prompt_ids;
+  SamplingParams sampling;
+  int32_t priority = 0;
+  int64_t arrival_ns = 0;
+  MSGPACK_DEFINE_MAP(request_id, prompt_ids, sampling, priority, arrival_ns);
+};
+
+// Ends a request early: a client's disconnect or cancel, a stop string found by the detokenizer.
+struct Abort {
+  static constexpr MessageType kType = MessageType::kAbort;
+  uint64_t request_id = 0;
+  std::string reason;  // "abort" (client), "stop" (stop string), ...
+  MSGPACK_DEFINE_MAP(request_id, reason);
+};
+
+// scheduler -> detokenizer, once per request before its first TokenDelta (same socket, so it
+// arrives first): what the detokenizer needs to turn tokens into text.
+struct RequestStart {
+  static constexpr MessageType kType = MessageType::kRequestStart;
+  uint64_t request_id = 0;
+  int32_t n = 1;
+  int32_t prompt_tokens = 0;
+  std::vector<std::string> stop;
+  bool skip_special_tokens = true;
+  bool logprobs = false;
+  MSGPACK_DEFINE_MAP(request_id, n, prompt_tokens, stop, skip_special_tokens, logprobs);
+};
+
+struct TopLogprob {
+  int32_t token = 0;
+  float logprob = 0.0f;
+  MSGPACK_DEFINE_MAP(token, logprob);
+};
+
+// scheduler -> detokenizer: the new tokens of one sample of one request (a delta, never the whole
+// sequence). finish_reason is empty while the sample runs, else "stop", "length", "abort", "error".
+struct TokenDelta {
+  static constexpr MessageType kType = MessageType::kTokenDelta;
+  uint64_t request_id = 0;
+  int32_t index = 0;  // which of the n samples
+  std::vector<int32_t> token_ids;
+  std::vector<float> logprobs;                       // one per token when requested
+  std::vector<std::vector<TopLogprob>> top_logprobs;  // one list per token when requested
+  std::string finish_reason;
+  int32_t prompt_tokens = 0;
+  int32_t completion_tokens = 0;  // total so far for this sample
+  int32_t cached_tokens = 0;      // prompt tokens served from the prefix cache
+  MSGPACK_DEFINE_MAP(request_id, index, token_ids, logprobs, top_logprobs, finish_reason,
+                     prompt_tokens, completion_tokens, cached_tokens);
+};
+
+// detokenizer -> gateway: text on whole UTF-8 characters, never including a stop string.
+struct TextDelta {
+  static constexpr MessageType kType = MessageType::kTextDelta;
+  uint64_t request_id = 0;
+  int32_t index = 0;
+  std::string text;
+  std::vector<int32_t> token_ids;
+  std::vector<float> logprobs;
+  std::vector<std::vector<TopLogprob>> top_logprobs;
+  std::string finish_reason;
+  int32_t prompt_tokens = 0;
+  int32_t completion_tokens = 0;
+  int32_t cached_tokens = 0;
+  MSGPACK_DEFINE_MAP(request_id, index, text, token_ids, logprobs, top_logprobs, finish_reason,
+                     prompt_tokens, completion_tokens, cached_tokens);
+};
+
+// Any actor's answer to a message it cannot serve. request_id is 0 when the frame did not decode
+// far enough to know it. code follows HTTP (400 bad input, 413 too large, 503 overloaded, 500).
+struct ErrorReply {
+  static constexpr MessageType kType = MessageType::kErrorReply;
+  uint64_t request_id = 0;
+  int32_t code = 400;
+  std::string kind;     // "bad_frame", "unknown_type", "version", "invalid_request", ...
+  std::string message;
+  MSGPACK_DEFINE_MAP(request_id, code, kind, message);
+};
+
+struct Ping {
+  static constexpr MessageType kType = MessageType::kPing;
+  uint64_t seq = 0;
+  int64_t sent_ns = 0;
+  MSGPACK_DEFINE_MAP(seq, sent_ns);
+};
+
+struct Pong {
+  static constexpr MessageType kType = MessageType::kPong;
+  uint64_t seq = 0;
+  int64_t sent_ns = 0;
+  MSGPACK_DEFINE_MAP(seq, sent_ns);
+};
+
+// The payload of the runtime benchmark: an opaque blob of a chosen size.
+struct BenchPayload {
+  static constexpr MessageType kType = MessageType::kBenchPayload;
+  uint64_t seq = 0;
+  std::string blob;
+  MSGPACK_DEFINE_MAP(seq, blob);
+};
+
+// ---- scheduler <-> executor -------------------------------------------------------------------
+
+// One sequence's share of a step: `token_ids` are the new tokens it contributes (a prefill chunk,
+// or the one decode token); they occupy positions [start_pos, start_pos + size). When
+// `use_last_sampled` is set, token_ids is empty and the executor feeds the token it sampled for
+// this sequence in the previous step (decode inputs stay on the device; shared/DESIGN.md "Overlap").
+struct SeqWork {
+  uint64_t seq_id = 0;
+  std::vector<int32_t> token_ids;
+  bool use_last_sampled = false;
+  int32_t num_tokens = 0;        // == token_ids.size(), or 1 with use_last_sampled
+  int32_t start_pos = 0;
+  std::vector<int32_t> block_table;  // physical block of each logical block of this sequence
+  bool sample = false;           // sample a token after the last of these tokens
+  float temperature = 1.0f;
+  float top_p = 1.0f;
+  int32_t top_k = -1;
+  int64_t seed = -1;             // with a seed, the n-th sampled token uses (seed, n)
+  int32_t sample_index = 0;      // how many tokens this sequence sampled before
+  int32_t top_logprobs = 0;
+  MSGPACK_DEFINE_MAP(seq_id, token_ids, use_last_sampled, num_tokens, start_pos, block_table,
+                     sample, temperature, top_p, top_k, seed, sample_index, top_logprobs);
+};
+
+struct BlockCopy {
+  int32_t src = 0;
+  int32_t dst = 0;
+  MSGPACK_DEFINE_MAP(src, dst);
+};
+
+// scheduler -> executor. Copies run before the forward pass, in this order: swap_out (device ->
+// host), swap_in (host -> device), copy (device -> device, copy-on-write).
+struct StepPlan {
+  static constexpr MessageType kType = MessageType::kStepPlan;
+  uint64_t step_id = 0;
+  std::vector<SeqWork> seqs;
+  std::vector<BlockCopy> swap_out;
+  std::vector<BlockCopy> swap_in;
+  std::vector<BlockCopy> copy;
+  std::vector<uint64_t> finished;  // sequences whose per-sequence executor state can be dropped
+  MSGPACK_DEFINE_MAP(step_id, seqs, swap_out, swap_in, copy, finished);
+};
+
+struct SeqOutput {
+  uint64_t seq_id = 0;
+  int32_t token = -1;
+  float logprob = 0.0f;
+  std::vector<TopLogprob> top_logprobs;
+  MSGPACK_DEFINE_MAP(seq_id, token, logprob, top_logprobs);
+};
+
+// executor -> scheduler: one output per SeqWork that asked to sample, in plan order.
+struct StepResult {
+  static constexpr MessageType kType = MessageType::kStepResult;
+  uint64_t step_id = 0;
+  std::vector<SeqOutput> outputs;
+  int64_t forward_us = 0;
+  std::string error;  // non-empty when the step failed; the scheduler fails its requests
+  MSGPACK_DEFINE_MAP(step_id, outputs, forward_us, error);
+};
+
+// ---- statistics ------------------------------------------------------------------------------
+
+struct StatsRequest {
+  static constexpr MessageType kType = MessageType::kStatsRequest;
+  uint64_t seq = 0;
+  MSGPACK_DEFINE_MAP(seq);
+};
+
+struct Stats {
+  static constexpr MessageType kType = MessageType::kStats;
+  int32_t running = 0;
+  int32_t waiting = 0;
+  int32_t swapped = 0;
+  double kv_usage = 0.0;         // fraction of device blocks in use
+  double prefix_hit_rate = 0.0;  // prompt tokens served from cache / prompt tokens looked up
+  int64_t num_preemptions = 0;
+  int64_t prompt_tokens = 0;
+  int64_t generation_tokens = 0;
+  int64_t steps = 0;
+  int32_t num_gpu_blocks = 0;
+  int32_t free_gpu_blocks = 0;
+  int32_t num_cpu_blocks = 0;
+  int32_t free_cpu_blocks = 0;
+  MSGPACK_DEFINE_MAP(running, waiting, swapped, kv_usage, prefix_hit_rate, num_preemptions,
+                     prompt_tokens, generation_tokens, steps, num_gpu_blocks, free_gpu_blocks,
+                     num_cpu_blocks, free_cpu_blocks);
+};
+
+}  // namespace zinfer::protocol
