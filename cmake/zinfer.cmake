@@ -4,6 +4,12 @@
 function(zinfer_library name)
   cmake_parse_arguments(ARG "" "" "GLOBS;LIBS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${ARG_GLOBS})
+  if(NOT srcs)
+    # A folder whose sources are not written yet still configures (an empty library).
+    set(empty ${CMAKE_CURRENT_BINARY_DIR}/${name}_empty.cpp)
+    file(WRITE ${empty} "")
+    set(srcs ${empty})
+  endif()
   add_library(${name} STATIC ${srcs})
   target_link_libraries(${name} PUBLIC ${ARG_LIBS})
   target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR})

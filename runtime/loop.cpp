@@ -1,0 +1,162 @@
+#include "runtime/loop.h"
+
+#include <algorithm>
+#include <memory>
+
+#include <boost/fiber/all.hpp>
+
+#include "runtime/actor.h"
+#include "runtime/logging.h"
+
+namespace zinfer::runtime {
+
+namespace {
+
+// Fibers of a loop's thread are scheduled round robin; the loop itself is the thread's main fiber.
+void install_fiber_scheduling() {
+  thread_local bool installed = false;
+  if (!installed) {
+    boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
+    installed = true;
+  }
+}
+
+}  // namespace
+
+Loop::Loop(Pipe* pipe) : pipe_(pipe) {
+  install_fiber_scheduling();
+  if (pipe_ != nullptr) {
+    on(pipe_->socket(), [this](zmq::socket_t& s) {
+      zmq::message_t msg;
+      while (s.recv(msg, zmq::recv_flags::dontwait)) {
+        if (msg.to_string_view() == kTermCommand) stopped_ = true;
+      }
+    });
+  }
+}
+
+Loop::~Loop() {
+  // Let fibers woken during shutdown (e.g. by an RpcClient's destructor) run to their end.
+  run_ready_fibers();
+}
+
+void Loop::on(zmq::socket_t& socket, SocketHandler handler) {
+  for (size_t i = 0; i < sockets_.size(); ++i) {
+    if (sockets_[i] == &socket) {
+      handlers_[i] = std::move(handler);
+      return;
+    }
+  }
+  sockets_.push_back(&socket);
+  handlers_.push_back(std::move(handler));
+}
+
+void Loop::remove(zmq::socket_t& socket) {
+  for (size_t i = 0; i < sockets_.size(); ++i) {
+    if (sockets_[i] == &socket) {
+      sockets_.erase(sockets_.begin() + static_cast<long>(i));
+      handlers_.erase(handlers_.begin() + static_cast<long>(i));
+      return;
+    }
+  }
+}
+
+int64_t Loop::after(std::chrono::microseconds delay, TimerHandler handler) {
+  int64_t id = next_timer_id_++;
+  timers_[id] = Timer{Clock::now() + delay, std::chrono::microseconds(0), std::move(handler)};
+  return id;
+}
+
+int64_t Loop::every(std::chrono::microseconds period, TimerHandler handler) {
+  int64_t id = next_timer_id_++;
+  timers_[id] = Timer{Clock::now() + period, period, std::move(handler)};
+  return id;
+}
+
+void Loop::cancel(int64_t timer_id) { timers_.erase(timer_id); }
+
+void Loop::spawn(std::function<void()> fn) {
+  ++live_fibers_;
+  boost::fibers::fiber([this, fn = std::move(fn)] {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      logger("runtime")->error("fiber ended by an exception: {}", e.what());
+    }
+    --live_fibers_;
+  }).detach();
+}
+
+void Loop::run_ready_fibers() {
+  // One yield lets every fiber that is ready now run until it blocks or ends; the main fiber
+  // (this loop) resumes after them.
+  if (live_fibers_ > 0) boost::this_fiber::yield();
+}
+
+void Loop::fire_due_timers() {
+  auto now = Clock::now();
+  std::vector<int64_t> due;
+  for (auto& [id, t] : timers_) {
+    if (t.due <= now) due.push_back(id);
+  }
+  for (int64_t id : due) {
+    auto it = timers_.find(id);
+    if (it == timers_.end()) continue;  // cancelled by an earlier handler
+    TimerHandler h = it->second.handler;
+    if (it->second.period.count() > 0) {
+      it->second.due = now + it->second.period;
+    } else {
+      timers_.erase(it);
+    }
+    h();
+  }
+}
+
+bool Loop::run_once(std::chrono::milliseconds max_wait) {
+  if (stopped_) return false;
+  run_ready_fibers();
+  if (stopped_) return false;
+
+  auto timeout = max_wait;
+  if (!timers_.empty()) {
+    auto next = std::min_element(timers_.begin(), timers_.end(), [](auto& a, auto& b) {
+                  return a.second.due < b.second.due;
+                })->second.due;
+    auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    // Round up so that we do not spin on a timer that is due in under a millisecond.
+    if (until.count() < 0) until = std::chrono::milliseconds(0);
+    timeout = std::min(timeout, until);
+  }
+  // A fiber may have been woken by another fiber during the yield: while fibers live, poll
+  // again within a millisecond so that such a fiber never waits long.
+  if (live_fibers_ > 0) timeout = std::min(timeout, std::chrono::milliseconds(1));
+
+  std::vector<zmq::pollitem_t> items(sockets_.size());
+  for (size_t i = 0; i < sockets_.size(); ++i) {
+    items[i] = zmq::pollitem_t{sockets_[i]->handle(), 0, ZMQ_POLLIN, 0};
+  }
+  try {
+    zmq::poll(items.data(), items.size(), timeout);
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return !stopped_;
+    throw;
+  }
+  // Copy the socket list: a handler may add or remove sockets.
+  std::vector<zmq::socket_t*> polled = sockets_;
+  for (size_t i = 0; i < items.size() && !stopped_; ++i) {
+    if ((items[i].revents & ZMQ_POLLIN) == 0) continue;
+    auto pos = std::find(sockets_.begin(), sockets_.end(), polled[i]);
+    if (pos == sockets_.end()) continue;
+    SocketHandler h = handlers_[static_cast<size_t>(pos - sockets_.begin())];
+    h(*polled[i]);
+  }
+  if (!stopped_) fire_due_timers();
+  return !stopped_;
+}
+
+void Loop::run() {
+  while (run_once(std::chrono::milliseconds(1000))) {
+  }
+}
+
+}  // namespace zinfer::runtime

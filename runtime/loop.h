@@ -1,0 +1,70 @@
+// The reactor of one actor thread: poll a set of ZeroMQ sockets and timers and call their
+// handlers; run Boost.Fiber fibers in between, so that one actor keeps many requests in flight
+// (a fiber waiting for a reply — RpcClient::call — blocks only itself, not the actor).
+//
+// The loop itself runs on the thread's main fiber. Each turn it first lets every ready fiber run
+// until it blocks or ends, then polls (timeout 0 if a fiber became ready meanwhile, else until
+// the next timer), then calls the handlers of readable sockets and of due timers. A handler that
+// fulfils a fiber's promise makes that fiber ready for the next turn.
+//
+// Everything here is used from the loop's own thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include <zmq.hpp>
+
+namespace zinfer::runtime {
+
+class Pipe;
+
+class Loop {
+ public:
+  using SocketHandler = std::function<void(zmq::socket_t&)>;
+  using TimerHandler = std::function<void()>;
+  using Clock = std::chrono::steady_clock;
+
+  // With a pipe, "$TERM" on it stops the loop (and anything else on the pipe is ignored).
+  explicit Loop(Pipe* pipe = nullptr);
+  ~Loop();
+  Loop(const Loop&) = delete;
+  Loop& operator=(const Loop&) = delete;
+
+  void on(zmq::socket_t& socket, SocketHandler handler);
+  void remove(zmq::socket_t& socket);
+  // Timers: ids are positive; a repeating timer fires every `period` until cancelled.
+  int64_t after(std::chrono::microseconds delay, TimerHandler handler);
+  int64_t every(std::chrono::microseconds period, TimerHandler handler);
+  void cancel(int64_t timer_id);
+  // Runs fn in a new fiber of this thread (detached; exceptions are logged, never propagated).
+  void spawn(std::function<void()> fn);
+
+  void run();   // until stop() or $TERM
+  void stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+  // Runs one turn; returns false once stopped. For loops driven by an outer loop (tests).
+  bool run_once(std::chrono::milliseconds max_wait);
+
+ private:
+  struct Timer {
+    Clock::time_point due;
+    std::chrono::microseconds period{0};
+    TimerHandler handler;
+  };
+  void run_ready_fibers();
+  void fire_due_timers();
+
+  Pipe* pipe_ = nullptr;
+  std::vector<zmq::socket_t*> sockets_;
+  std::vector<SocketHandler> handlers_;
+  std::map<int64_t, Timer> timers_;
+  int64_t next_timer_id_ = 1;
+  bool stopped_ = false;
+  int64_t live_fibers_ = 0;
+};
+
+}  // namespace zinfer::runtime

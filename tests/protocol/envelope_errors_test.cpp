@@ -1,0 +1,99 @@
+// Frames that do not decode give a typed ProtocolError, never a crash.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "protocol/envelope.h"
+
+namespace zinfer::protocol {
+namespace {
+
+std::string pack_envelope(uint64_t major, uint64_t minor, uint64_t type, bool payload_is_map = true) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_array(4);
+  pk.pack(major);
+  pk.pack(minor);
+  pk.pack(type);
+  if (payload_is_map) {
+    pk.pack_map(1);
+    pk.pack(std::string("reason"));
+    pk.pack(std::string("x"));
+  } else {
+    pk.pack(std::string("not a map"));
+  }
+  return std::string(buf.data(), buf.size());
+}
+
+DecodeErrorKind kind_of(const std::string& bytes) {
+  try {
+    Frame f = open(bytes);
+    (void)f.as<Abort>();
+  } catch (const ProtocolError& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no error";
+  return DecodeErrorKind::kMalformed;
+}
+
+TEST(Envelope, GarbageIsMalformed) {
+  EXPECT_EQ(kind_of(""), DecodeErrorKind::kMalformed);
+  EXPECT_EQ(kind_of("\xc1"), DecodeErrorKind::kMalformed);          // never-used msgpack byte
+  EXPECT_EQ(kind_of("\x94\x01"), DecodeErrorKind::kMalformed);      // truncated array
+  EXPECT_EQ(kind_of("hello world"), DecodeErrorKind::kMalformed);
+  EXPECT_EQ(kind_of(pack_envelope(1, 0, 12, false)), DecodeErrorKind::kMalformed);
+}
+
+TEST(Envelope, UnknownTypeAndNewerVersion) {
+  EXPECT_EQ(kind_of(pack_envelope(1, 0, 999)), DecodeErrorKind::kUnknownType);
+  EXPECT_EQ(kind_of(pack_envelope(kVersionMajor + 1, 0, 12)), DecodeErrorKind::kNewerVersion);
+  // A newer *minor* version decodes: fields it added are skipped.
+  EXPECT_EQ(decode<Abort>(pack_envelope(kVersionMajor, 9, 12)).reason, "x");
+}
+
+TEST(Envelope, WrongPayloadAndUnexpectedType) {
+  // Abort's reason as an integer: the payload does not convert.
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_array(4);
+  pk.pack(1);
+  pk.pack(0);
+  pk.pack(12);
+  pk.pack_map(1);
+  pk.pack(std::string("reason"));
+  pk.pack(5);
+  EXPECT_EQ(kind_of(std::string(buf.data(), buf.size())), DecodeErrorKind::kWrongPayload);
+  EXPECT_EQ(kind_of(encode(Ping{1, 2})), DecodeErrorKind::kUnexpectedType);
+}
+
+TEST(Envelope, ErrorReplyDescribesTheProblem) {
+  try {
+    open("junk");
+    FAIL();
+  } catch (const ProtocolError& e) {
+    ErrorReply r = error_reply_for(e, 5);
+    EXPECT_EQ(r.code, 400);
+    EXPECT_EQ(r.request_id, 5u);
+    EXPECT_EQ(r.kind, "bad_frame:malformed");
+    EXPECT_NE(r.message.find("malformed"), std::string::npos);
+  }
+}
+
+TEST(Envelope, RandomBytesNeverCrash) {
+  std::mt19937 rng(7);
+  std::string valid = encode(TokenDelta{});
+  for (int i = 0; i < 20000; ++i) {
+    std::string b = valid;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < flips; ++k) b[rng() % b.size()] = static_cast<char>(rng());
+    if (rng() % 3 == 0) b.resize(rng() % (b.size() + 1));
+    try {
+      (void)open(b).as<TokenDelta>();
+    } catch (const ProtocolError&) {
+    }
+  }
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace zinfer::protocol

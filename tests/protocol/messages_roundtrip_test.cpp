@@ -1,0 +1,264 @@
+// Every message struct of protocol/messages.h survives encode -> open -> as<T> with all fields.
+#include <gtest/gtest.h>
+
+#include "protocol/envelope.h"
+
+namespace zinfer::protocol {
+namespace {
+
+SamplingParams sample_params() {
+  SamplingParams s;
+  s.max_tokens = 77;
+  s.min_tokens = 3;
+  s.temperature = 0.7f;
+  s.top_p = 0.9f;
+  s.top_k = 40;
+  s.seed = 1234567890123ll;
+  s.n = 3;
+  s.stop = {"\n\n", "END", "ü"};
+  s.stop_token_ids = {2, 151645};
+  s.ignore_eos = true;
+  s.logprobs = true;
+  s.top_logprobs = 5;
+  s.skip_special_tokens = false;
+  return s;
+}
+
+void expect_same(const SamplingParams& a, const SamplingParams& b) {
+  EXPECT_EQ(a.max_tokens, b.max_tokens);
+  EXPECT_EQ(a.min_tokens, b.min_tokens);
+  EXPECT_FLOAT_EQ(a.temperature, b.temperature);
+  EXPECT_FLOAT_EQ(a.top_p, b.top_p);
+  EXPECT_EQ(a.top_k, b.top_k);
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.n, b.n);
+  EXPECT_EQ(a.stop, b.stop);
+  EXPECT_EQ(a.stop_token_ids, b.stop_token_ids);
+  EXPECT_EQ(a.ignore_eos, b.ignore_eos);
+  EXPECT_EQ(a.logprobs, b.logprobs);
+  EXPECT_EQ(a.top_logprobs, b.top_logprobs);
+  EXPECT_EQ(a.skip_special_tokens, b.skip_special_tokens);
+}
+
+template <class T>
+T roundtrip(const T& msg) {
+  std::string bytes = encode(msg);
+  Frame f = open(bytes);
+  EXPECT_EQ(f.type(), T::kType);
+  EXPECT_EQ(f.major(), kVersionMajor);
+  EXPECT_EQ(f.minor(), kVersionMinor);
+  return f.as<T>();
+}
+
+TEST(ProtocolRoundTrip, GenerateRequest) {
+  GenerateRequest m;
+  m.request_id = 0xfedcba9876543210ull;
+  m.model = "default";
+  m.prompt = "Hello, 世界 \x01";
+  m.prompt_ids = {1, 2, 3, 2147483647};
+  m.messages = {{"system", "be brief"}, {"user", "hi\n"}};
+  m.is_chat = true;
+  m.add_generation_prompt = false;
+  m.enable_thinking = false;
+  m.sampling = sample_params();
+  m.priority = -5;
+  m.arrival_ns = 123456789012345;
+  auto r = roundtrip(m);
+  EXPECT_EQ(r.request_id, m.request_id);
+  EXPECT_EQ(r.model, m.model);
+  EXPECT_EQ(r.prompt, m.prompt);
+  EXPECT_EQ(r.prompt_ids, m.prompt_ids);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[1].role, "user");
+  EXPECT_EQ(r.messages[1].content, "hi\n");
+  EXPECT_TRUE(r.is_chat);
+  EXPECT_FALSE(r.add_generation_prompt);
+  EXPECT_FALSE(r.enable_thinking);
+  expect_same(r.sampling, m.sampling);
+  EXPECT_EQ(r.priority, -5);
+  EXPECT_EQ(r.arrival_ns, m.arrival_ns);
+}
+
+TEST(ProtocolRoundTrip, TokenizedRequest) {
+  TokenizedRequest m;
+  m.request_id = 9;
+  m.prompt_ids = {5, 6, 7};
+  m.sampling = sample_params();
+  m.priority = 2;
+  m.arrival_ns = 42;
+  auto r = roundtrip(m);
+  EXPECT_EQ(r.request_id, 9u);
+  EXPECT_EQ(r.prompt_ids, m.prompt_ids);
+  expect_same(r.sampling, m.sampling);
+  EXPECT_EQ(r.priority, 2);
+  EXPECT_EQ(r.arrival_ns, 42);
+}
+
+TEST(ProtocolRoundTrip, AbortAndErrorAndPing) {
+  auto a = roundtrip(Abort{11, "stop"});
+  EXPECT_EQ(a.request_id, 11u);
+  EXPECT_EQ(a.reason, "stop");
+  auto e = roundtrip(ErrorReply{12, 413, "too_large", "prompt has 5000 tokens"});
+  EXPECT_EQ(e.request_id, 12u);
+  EXPECT_EQ(e.code, 413);
+  EXPECT_EQ(e.kind, "too_large");
+  EXPECT_EQ(e.message, "prompt has 5000 tokens");
+  auto p = roundtrip(Ping{3, -7});
+  EXPECT_EQ(p.seq, 3u);
+  EXPECT_EQ(p.sent_ns, -7);
+  auto q = roundtrip(Pong{4, 8});
+  EXPECT_EQ(q.seq, 4u);
+  EXPECT_EQ(q.sent_ns, 8);
+  auto b = roundtrip(BenchPayload{5, std::string(8192, 'x')});
+  EXPECT_EQ(b.seq, 5u);
+  EXPECT_EQ(b.blob.size(), 8192u);
+  EXPECT_EQ(roundtrip(StatsRequest{77}).seq, 77u);
+}
+
+TEST(ProtocolRoundTrip, RequestStartTokenDeltaTextDelta) {
+  RequestStart s{21, 2, 130, {"a", "bc"}, false, true};
+  auto rs = roundtrip(s);
+  EXPECT_EQ(rs.request_id, 21u);
+  EXPECT_EQ(rs.n, 2);
+  EXPECT_EQ(rs.prompt_tokens, 130);
+  EXPECT_EQ(rs.stop, s.stop);
+  EXPECT_FALSE(rs.skip_special_tokens);
+  EXPECT_TRUE(rs.logprobs);
+
+  TokenDelta d;
+  d.request_id = 21;
+  d.index = 1;
+  d.token_ids = {9, 8};
+  d.logprobs = {-0.5f, -1.25f};
+  d.top_logprobs = {{{9, -0.5f}, {3, -2.0f}}, {{8, -1.25f}}};
+  d.finish_reason = "length";
+  d.prompt_tokens = 130;
+  d.completion_tokens = 16;
+  d.cached_tokens = 112;
+  auto rd = roundtrip(d);
+  EXPECT_EQ(rd.token_ids, d.token_ids);
+  EXPECT_EQ(rd.logprobs, d.logprobs);
+  ASSERT_EQ(rd.top_logprobs.size(), 2u);
+  EXPECT_EQ(rd.top_logprobs[0][1].token, 3);
+  EXPECT_FLOAT_EQ(rd.top_logprobs[0][1].logprob, -2.0f);
+  EXPECT_EQ(rd.finish_reason, "length");
+  EXPECT_EQ(rd.index, 1);
+  EXPECT_EQ(rd.completion_tokens, 16);
+  EXPECT_EQ(rd.cached_tokens, 112);
+
+  TextDelta t;
+  t.request_id = 21;
+  t.index = 1;
+  t.text = "héllo";
+  t.token_ids = {9};
+  t.logprobs = {-0.5f};
+  t.top_logprobs = {{{9, -0.5f}}};
+  t.finish_reason = "stop";
+  t.prompt_tokens = 5;
+  t.completion_tokens = 6;
+  t.cached_tokens = 0;
+  auto rt = roundtrip(t);
+  EXPECT_EQ(rt.text, "héllo");
+  EXPECT_EQ(rt.token_ids, t.token_ids);
+  EXPECT_EQ(rt.finish_reason, "stop");
+  EXPECT_EQ(rt.prompt_tokens, 5);
+  EXPECT_EQ(rt.completion_tokens, 6);
+  EXPECT_EQ(rt.top_logprobs[0][0].token, 9);
+}
+
+TEST(ProtocolRoundTrip, StepPlanAndResult) {
+  StepPlan p;
+  p.step_id = 1000;
+  SeqWork w;
+  w.seq_id = 5;
+  w.token_ids = {1, 2, 3};
+  w.num_tokens = 3;
+  w.start_pos = 32;
+  w.block_table = {7, 9, 11};
+  w.sample = true;
+  w.temperature = 0.0f;
+  w.top_p = 0.5f;
+  w.top_k = 3;
+  w.seed = 99;
+  w.sample_index = 4;
+  w.top_logprobs = 2;
+  SeqWork d;
+  d.seq_id = 6;
+  d.use_last_sampled = true;
+  d.num_tokens = 1;
+  d.start_pos = 70;
+  d.block_table = {1, 2, 3, 4, 5};
+  d.sample = true;
+  p.seqs = {w, d};
+  p.swap_out = {{1, 2}};
+  p.swap_in = {{3, 4}};
+  p.copy = {{5, 6}, {7, 8}};
+  p.finished = {1, 2, 3};
+  auto r = roundtrip(p);
+  EXPECT_EQ(r.step_id, 1000u);
+  ASSERT_EQ(r.seqs.size(), 2u);
+  EXPECT_EQ(r.seqs[0].token_ids, w.token_ids);
+  EXPECT_EQ(r.seqs[0].start_pos, 32);
+  EXPECT_EQ(r.seqs[0].block_table, w.block_table);
+  EXPECT_FLOAT_EQ(r.seqs[0].temperature, 0.0f);
+  EXPECT_FLOAT_EQ(r.seqs[0].top_p, 0.5f);
+  EXPECT_EQ(r.seqs[0].top_k, 3);
+  EXPECT_EQ(r.seqs[0].seed, 99);
+  EXPECT_EQ(r.seqs[0].sample_index, 4);
+  EXPECT_EQ(r.seqs[0].top_logprobs, 2);
+  EXPECT_TRUE(r.seqs[1].use_last_sampled);
+  EXPECT_EQ(r.seqs[1].num_tokens, 1);
+  EXPECT_EQ(r.swap_out[0].src, 1);
+  EXPECT_EQ(r.swap_out[0].dst, 2);
+  EXPECT_EQ(r.swap_in[0].dst, 4);
+  EXPECT_EQ(r.copy.size(), 2u);
+  EXPECT_EQ(r.copy[1].src, 7);
+  EXPECT_EQ(r.finished, p.finished);
+
+  StepResult res;
+  res.step_id = 1000;
+  res.outputs = {{5, 42, -0.25f, {{42, -0.25f}, {1, -3.0f}}}, {6, 7, -1.0f, {}}};
+  res.forward_us = 5000;
+  res.error = "";
+  auto rr = roundtrip(res);
+  ASSERT_EQ(rr.outputs.size(), 2u);
+  EXPECT_EQ(rr.outputs[0].token, 42);
+  EXPECT_FLOAT_EQ(rr.outputs[0].logprob, -0.25f);
+  EXPECT_EQ(rr.outputs[0].top_logprobs[1].token, 1);
+  EXPECT_EQ(rr.outputs[1].seq_id, 6u);
+  EXPECT_EQ(rr.forward_us, 5000);
+}
+
+TEST(ProtocolRoundTrip, Stats) {
+  Stats s;
+  s.running = 3;
+  s.waiting = 4;
+  s.swapped = 1;
+  s.kv_usage = 0.5;
+  s.prefix_hit_rate = 0.25;
+  s.num_preemptions = 7;
+  s.prompt_tokens = 1000;
+  s.generation_tokens = 2000;
+  s.steps = 55;
+  s.num_gpu_blocks = 100;
+  s.free_gpu_blocks = 50;
+  s.num_cpu_blocks = 10;
+  s.free_cpu_blocks = 9;
+  auto r = roundtrip(s);
+  EXPECT_EQ(r.running, 3);
+  EXPECT_EQ(r.waiting, 4);
+  EXPECT_EQ(r.swapped, 1);
+  EXPECT_DOUBLE_EQ(r.kv_usage, 0.5);
+  EXPECT_DOUBLE_EQ(r.prefix_hit_rate, 0.25);
+  EXPECT_EQ(r.num_preemptions, 7);
+  EXPECT_EQ(r.prompt_tokens, 1000);
+  EXPECT_EQ(r.generation_tokens, 2000);
+  EXPECT_EQ(r.steps, 55);
+  EXPECT_EQ(r.num_gpu_blocks, 100);
+  EXPECT_EQ(r.free_gpu_blocks, 50);
+  EXPECT_EQ(r.num_cpu_blocks, 10);
+  EXPECT_EQ(r.free_cpu_blocks, 9);
+}
+
+}  // namespace
+}  // namespace zinfer::protocol
