@@ -41,9 +41,11 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;     // q/k/v bias (Qwen2 always; Llama's attention_bias)
+  bool attention_bias = false;     // q/k/v bias (Qwen2 always; Llama's and Qwen3's attention_bias)
+  bool o_proj_bias = false;        // o_proj bias (Llama's and Qwen3's attention_bias; never Qwen2/Mistral)
   bool qk_norm = false;            // Qwen3: RMSNorm on q and k per head
-  int32_t sliding_window = 0;      // 0 = none (Mistral may set one; unsupported values error)
+  int32_t sliding_window = 0;      // 0 = none; else every layer attends to the last sliding_window
+                                   // positions (Mistral; Qwen2/3 with use_sliding_window on all layers)
   std::string torch_dtype = "float32";  // "float32" | "bfloat16" | "float16"
   std::vector<int32_t> eos_token_ids;   // from generation_config.json, else config.json
   int32_t bos_token_id = -1;

@@ -1,0 +1,14 @@
+// The CPU reference backend: float32 forward over a paged KV cache in host memory, sampling on
+// the host. Behaviourally the CUDA backend's twin (same BatchInput semantics, same cache layout).
+#pragma once
+
+#include <memory>
+
+#include "gpu/backend.h"
+
+namespace zinfer::gpu::cpu {
+
+// Loads options.model_dir; throws ModelConfigError / SafetensorsError / std::runtime_error.
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options);
+
+}  // namespace zinfer::gpu::cpu

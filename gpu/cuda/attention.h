@@ -1,0 +1,58 @@
+// Paged attention over the KV cache, causal, with grouped-query heads. K and V of the tokens being
+// attended are already in the cache (qkv_rope writes them first), so a prefill chunk with a cached
+// prefix and a decode token are the same computation: token t attends keys [0, positions[t]].
+//
+// Layouts:
+//   q, out:            [num_tokens, num_heads, head_dim] bf16 (token index = row of the step)
+//   k_cache, v_cache:  [num_blocks, block_size, num_kv_heads, head_dim] bf16 (one layer)
+//   block_tables:      int32, each sequence's physical blocks, at seq_block_offset[seq]
+//   query head h reads kv head h / (num_heads / num_kv_heads).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace zinfer::gpu::cuda {
+
+struct PagedKv {
+  const __nv_bfloat16* q = nullptr;
+  const __nv_bfloat16* k_cache = nullptr;
+  const __nv_bfloat16* v_cache = nullptr;
+  __nv_bfloat16* out = nullptr;
+  const int32_t* positions = nullptr;         // [num_tokens]
+  const int32_t* token_seq = nullptr;         // [num_tokens]: the token's sequence in the step
+  const int32_t* seq_block_offset = nullptr;  // [num_seqs]: start of its row in block_tables
+  const int32_t* block_tables = nullptr;
+  int32_t num_heads = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  int32_t block_size = 16;
+  float scale = 1.f;  // softmax scale, head_dim^-0.5
+};
+
+// Split-K decoding: each (token, kv head, split) block reads its share of the keys once for all
+// the query heads of the group; a second kernel merges the splits. Used for decode tokens and,
+// for head dims without a tensor-core kernel, for every token. tokens: [num_tokens] row indices.
+// Workspace: partial_acc [num_tokens * num_heads * num_splits * head_dim] float,
+// partial_ml [num_tokens * num_heads * num_splits * 2] float. head_dim in {16,32,64,128,256}.
+struct DecodeWork {
+  const int32_t* tokens = nullptr;
+  int32_t num_tokens = 0;
+  int32_t num_splits = 1;
+  float* partial_acc = nullptr;
+  float* partial_ml = nullptr;
+};
+bool decode_attention_supports(int32_t head_dim);
+cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
+
+// Tensor-core (mma.sync m16n8k16) FlashAttention-2 style prefill: tiles of 64 queries of one
+// sequence and one head. tiles: [num_tiles, 3] = (first token row, number of queries <= 64, seq).
+// The queries of a tile are consecutive positions of one sequence. head_dim in {64, 128}.
+bool prefill_attention_supports(int32_t head_dim);
+constexpr int32_t kPrefillTileQueries = 64;
+cudaError_t launch_prefill_attention(const PagedKv& kv, const int32_t* tiles, int32_t num_tiles,
+                                     cudaStream_t stream);
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,245 @@
+// Split-K flash decoding. Block (token, kv head, head group, split): the block's 4 warps stride
+// over the split's keys; within a warp, D/8 lanes share one key (16 bytes each), so a warp holds
+// 32/(D/8) keys at once, each lane group with its own online softmax for every query head of the
+// group. Each key/value row is read once for all heads that share it.
+#include <cfloat>
+
+#include "gpu/cuda/attention.h"
+#include "gpu/cuda/attention_device.cuh"
+
+namespace zinfer::gpu::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kUnroll = 4;     // keys per lane group loaded before the first is used
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ inline void bf16x8_to_float(const uint4& raw, float* out) {
+  const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(pairs[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
+template <int D, int G>
+__global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeWork work, int head_groups) {
+  constexpr int kLanes = D / 8;        // lanes per key
+  constexpr int kKeysPerWarp = 32 / kLanes;
+  constexpr int kParts = kWarps * kKeysPerWarp;
+  __shared__ float s_acc[kParts][G][D];
+  __shared__ float s_m[kParts][G];
+  __shared__ float s_l[kParts][G];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int grp = lane / kLanes, sub = lane % kLanes;
+  const int t = work.tokens[blockIdx.x];
+  const int group_size = kv.num_heads / kv.num_kv_heads;
+  const int kvh = blockIdx.y / head_groups;
+  const int h_base = kvh * group_size + (blockIdx.y % head_groups) * G;
+  const int ctx = kv.positions[t] + 1;
+  const int* bt = kv.block_tables + kv.seq_block_offset[kv.token_seq[t]];
+  const int split = blockIdx.z, num_splits = gridDim.z;
+  // Short contexts use fewer splits (at least 64 keys each); the rest stay empty (m = -inf).
+  const int used_splits = min(num_splits, (ctx + 63) / 64);
+  const int chunk = (ctx + used_splits - 1) / used_splits;
+  const int key_begin = split * chunk;
+  const int key_end = min(ctx, key_begin + chunk);
+
+  float q[G][8];
+  const float qscale = kv.scale * kLog2e;  // scores in log2 units: exp2 is one instruction
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(
+        kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + g) * D + sub * 8);
+    bf16x8_to_float(raw, q[g]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) q[g][i] *= qscale;
+  }
+  float m[G], l[G], acc[G][8];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) acc[g][i] = 0.f;
+  }
+
+  const int64_t row_stride = static_cast<int64_t>(kv.num_kv_heads) * D;
+  const int64_t head_offset = static_cast<int64_t>(kvh) * D + sub * 8;
+  constexpr int kStep = kWarps * kKeysPerWarp * kUnroll;
+  // The loop bound is uniform across the warp so that every lane reaches the shuffles. Each lane
+  // group loads kUnroll keys, scores them all, then folds them into its softmax state at once.
+  for (int base = key_begin + warp * kKeysPerWarp * kUnroll; base < key_end; base += kStep) {
+    uint4 kraw[kUnroll], vraw[kUnroll];
+    bool valid[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int key = base + u * kKeysPerWarp + grp;
+      valid[u] = key < key_end;
+      if (valid[u]) {
+        const int64_t slot = paged_slot(bt, key, kv.block_size);
+        kraw[u] = *reinterpret_cast<const uint4*>(kv.k_cache + slot * row_stride + head_offset);
+        vraw[u] = *reinterpret_cast<const uint4*>(kv.v_cache + slot * row_stride + head_offset);
+      } else {
+        kraw[u] = make_uint4(0, 0, 0, 0);
+        vraw[u] = kraw[u];
+      }
+    }
+    float sc[kUnroll][G];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      float kf[8];
+      bf16x8_to_float(kraw[u], kf);
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        float d = 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) d += q[g][i] * kf[i];
+        sc[u][g] = d;
+      }
+    }
+#pragma unroll
+    for (int o = kLanes / 2; o > 0; o >>= 1) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) sc[u][g] += __shfl_xor_sync(0xffffffffu, sc[u][g], o);
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      float mx = m[g];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (!valid[u]) sc[u][g] = -INFINITY;
+        mx = fmaxf(mx, sc[u][g]);
+      }
+      const float m_use = mx == -INFINITY ? 0.f : mx;  // nothing valid yet: keep the state empty
+      const float corr = fast_exp2(m[g] - m_use);
+      m[g] = mx;
+      l[g] *= corr;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[g][i] *= corr;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        sc[u][g] = fast_exp2(sc[u][g] - m_use);
+        l[g] += sc[u][g];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      float vf[8];
+      bf16x8_to_float(vraw[u], vf);
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[g][i] += sc[u][g] * vf[i];
+      }
+    }
+  }
+
+  const int part = warp * kKeysPerWarp + grp;
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) s_acc[part][g][sub * 8 + i] = acc[g][i];
+    if (sub == 0) {
+      s_m[part][g] = m[g];
+      s_l[part][g] = l[g];
+    }
+  }
+  __syncthreads();
+
+  for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
+    const int g = idx / D, d = idx % D;
+    float m_max = -INFINITY;
+    for (int p = 0; p < kParts; ++p) m_max = fmaxf(m_max, s_m[p][g]);
+    float a = 0.f, lsum = 0.f;
+    if (m_max != -INFINITY) {
+      for (int p = 0; p < kParts; ++p) {
+        const float w = fast_exp2(s_m[p][g] - m_max);
+        a += s_acc[p][g][d] * w;
+        lsum += s_l[p][g] * w;
+      }
+    }
+    const int h = h_base + g;
+    if (num_splits == 1) {
+      kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * D + d] = __float2bfloat16(a / lsum);
+    } else {
+      const int64_t part_index = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits + split;
+      work.partial_acc[part_index * D + d] = a;
+      if (d == 0) {
+        work.partial_ml[part_index * 2] = m_max;
+        work.partial_ml[part_index * 2 + 1] = lsum;
+      }
+    }
+  }
+}
+
+// Block (token, head): merges the splits' partial results with their log-sum-exp weights.
+__global__ void merge_splits_kernel(PagedKv kv, DecodeWork work, int head_dim) {
+  const int t = work.tokens[blockIdx.x];
+  const int h = blockIdx.y;
+  const int num_splits = work.num_splits;
+  const int64_t first = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits;
+  float m_max = -INFINITY;
+  for (int s = 0; s < num_splits; ++s) m_max = fmaxf(m_max, work.partial_ml[(first + s) * 2]);
+  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+    float a = 0.f, lsum = 0.f;
+    for (int s = 0; s < num_splits; ++s) {
+      const float m = work.partial_ml[(first + s) * 2];
+      if (m == -INFINITY) continue;  // an empty split (context shorter than the split grid)
+      const float w = fast_exp2(m - m_max);
+      a += work.partial_acc[(first + s) * head_dim + d] * w;
+      lsum += work.partial_ml[(first + s) * 2 + 1] * w;
+    }
+    kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * head_dim + d] = __float2bfloat16(a / lsum);
+  }
+}
+
+template <int D, int G>
+cudaError_t launch_for_group(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
+  const int head_groups = kv.num_heads / kv.num_kv_heads / G;
+  const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
+  decode_kernel<D, G><<<grid, kWarps * 32, 0, stream>>>(kv, work, head_groups);
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess || work.num_splits == 1) return status;
+  merge_splits_kernel<<<dim3(work.num_tokens, kv.num_heads), D < 128 ? D : 128, 0, stream>>>(kv, work, D);
+  return cudaGetLastError();
+}
+
+// Query heads per block: the largest of 8, 4, 2, 1 that divides the GQA group.
+template <int D>
+cudaError_t launch_for_dim(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
+  const int group_size = kv.num_heads / kv.num_kv_heads;
+  if (group_size % 8 == 0) return launch_for_group<D, 8>(kv, work, stream);
+  if (group_size % 4 == 0) return launch_for_group<D, 4>(kv, work, stream);
+  if (group_size % 2 == 0) return launch_for_group<D, 2>(kv, work, stream);
+  return launch_for_group<D, 1>(kv, work, stream);
+}
+
+}  // namespace
+
+bool decode_attention_supports(int32_t head_dim) {
+  return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+
+cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
+  if (work.num_tokens == 0) return cudaSuccess;
+  if (work.num_splits < 1 || kv.num_kv_heads <= 0 || kv.num_heads % kv.num_kv_heads != 0) {
+    return cudaErrorInvalidValue;
+  }
+  switch (kv.head_dim) {
+    case 16: return launch_for_dim<16>(kv, work, stream);
+    case 32: return launch_for_dim<32>(kv, work, stream);
+    case 64: return launch_for_dim<64>(kv, work, stream);
+    case 128: return launch_for_dim<128>(kv, work, stream);
+    case 256: return launch_for_dim<256>(kv, work, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,310 @@
+#include "gpu/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/cuda/attention.h"
+#include "gpu/cuda/cuda_backend_impl.h"
+#include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/rmsnorm.h"
+#include "gpu/rope.h"
+
+namespace zinfer::gpu {
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+  return std::make_unique<cuda::CudaBackend>(options);
+}
+
+std::unique_ptr<Backend> make_cuda_backend_random(const BackendOptions& options, const ModelConfig& config,
+                                                  uint64_t seed) {
+  return std::make_unique<cuda::CudaBackend>(options, config, seed);
+}
+
+namespace cuda {
+namespace {
+
+constexpr int32_t kLastTokenSlots = 1 << 16;
+
+void validate(const ModelConfig& c, const BackendOptions& o, int32_t max_model_len) {
+  if (o.dtype != "auto" && o.dtype != "bfloat16") {
+    throw std::runtime_error("dtype '" + o.dtype + "': the CUDA backend computes in bfloat16 (use dtype auto or bfloat16)");
+  }
+  if (c.hidden_act != "silu") {
+    throw std::runtime_error("hidden_act '" + c.hidden_act + "' is not supported by the CUDA backend (silu only)");
+  }
+  if (c.sliding_window > 0 && c.sliding_window < max_model_len) {
+    throw std::runtime_error("sliding_window " + std::to_string(c.sliding_window) +
+                             " is shorter than max_model_len " + std::to_string(max_model_len) +
+                             "; the CUDA backend has no sliding-window attention (lower max_model_len)");
+  }
+  if (!decode_attention_supports(c.head_dim)) {
+    throw std::runtime_error("head_dim " + std::to_string(c.head_dim) +
+                             " is not supported by the CUDA backend (16, 32, 64, 128 or 256)");
+  }
+  if (c.num_key_value_heads <= 0 || c.num_attention_heads % c.num_key_value_heads != 0) {
+    throw std::runtime_error("num_attention_heads must be a multiple of num_key_value_heads");
+  }
+  if (o.block_size <= 0 || o.max_num_seqs <= 0 || o.max_num_batched_tokens <= 0) {
+    throw std::runtime_error("block_size, max_num_seqs and max_num_batched_tokens must be positive");
+  }
+}
+
+}  // namespace
+
+size_t Activations::bytes() const {
+  size_t total = 0;
+  for (const DeviceBuffer* b : {&residual, &normed, &qkv, &q, &attn, &proj, &gate_up, &act, &final_rows, &logits,
+                                &partial_acc, &partial_ml, &meta, &results, &last_sampled, &inv_freq}) {
+    total += b->bytes();
+  }
+  return total;
+}
+
+namespace {
+void require_device() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    throw std::runtime_error("the CUDA backend found no CUDA device");
+  }
+  check_cuda(cudaSetDevice(0), "cudaSetDevice");
+}
+}  // namespace
+
+CudaBackend::CudaBackend(const BackendOptions& o) : options_(o), rng_(std::random_device{}()) {
+  require_device();
+  init(o, load_model_config(o.model_dir), nullptr);
+}
+
+CudaBackend::CudaBackend(const BackendOptions& o, const ModelConfig& config, uint64_t seed)
+    : options_(o), rng_(std::random_device{}()) {
+  require_device();
+  init(o, config, &seed);
+}
+
+void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const uint64_t* random_seed) {
+  config_ = config;
+  max_model_len_ = o.max_model_len > 0 ? o.max_model_len : static_cast<int32_t>(config_.max_position_embeddings);
+  validate(config_, o, max_model_len_);
+  max_tokens_ = o.max_num_batched_tokens;
+  logit_rows_ = o.max_num_seqs;
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  num_sms_ = prop.multiProcessorCount;
+  check_cuda(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming), "cudaEventCreate");
+  check_cuda(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming), "cudaEventCreate");
+  gemm_ = std::make_unique<Gemm>();
+  weights_ = random_seed != nullptr ? random_weights(config_, *random_seed) : load_weights(o.model_dir, config_);
+
+  const ModelConfig& c = config_;
+  const size_t T = max_tokens_, H = c.hidden_size, D = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
+  const size_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads, R = logit_rows_;
+  const size_t bf = sizeof(__nv_bfloat16);
+  act_.residual = DeviceBuffer(T * H * 4, "residual stream");
+  act_.normed = DeviceBuffer(T * H * bf, "normed activations");
+  act_.qkv = DeviceBuffer(T * (Hq + 2 * Hkv) * D * bf, "qkv activations");
+  act_.q = DeviceBuffer(T * Hq * D * bf, "rotated queries");
+  act_.attn = DeviceBuffer(T * Hq * D * bf, "attention output");
+  act_.proj = DeviceBuffer(T * H * bf, "projection output");
+  act_.gate_up = DeviceBuffer(T * 2 * I * bf, "gate/up activations");
+  act_.act = DeviceBuffer(T * I * bf, "mlp activations");
+  act_.final_rows = DeviceBuffer(R * H * bf, "final-norm rows");
+  act_.logits = DeviceBuffer(R * V * 4, "logits");
+  // Split-K partials for up to max_num_seqs decode tokens with up to 32 splits each.
+  max_splits_ = 32;
+  act_.partial_acc = DeviceBuffer(R * Hq * max_splits_ * D * 4, "decode attention partials");
+  act_.partial_ml = DeviceBuffer(R * Hq * max_splits_ * 2 * 4, "decode attention partials");
+  act_.last_sampled = DeviceBuffer(static_cast<size_t>(kLastTokenSlots) * 4, "last sampled tokens");
+  check_cuda(cudaMemset(act_.last_sampled.get(), 0, act_.last_sampled.bytes()), "cudaMemset");
+  const std::vector<float> inv_freq = rope_inv_freq(c);
+  act_.inv_freq = DeviceBuffer(inv_freq.size() * 4, "rope frequencies");
+  check_cuda(cudaMemcpy(act_.inv_freq.get(), inv_freq.data(), inv_freq.size() * 4, cudaMemcpyHostToDevice),
+             "upload of rope frequencies");
+  act_.results = DeviceBuffer((R * (2 + 2 * kMaxTopLogprobs) + 2) * 4, "sampling results");
+  results_host_ = PinnedBuffer(act_.results.bytes(), "sampling results");
+
+  // The KV cache takes what is left under gpu_memory_utilization.
+  KvGeometry geo{c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim};
+  int32_t blocks = o.num_gpu_blocks;
+  if (blocks <= 0) {
+    size_t free_bytes = 0, total_bytes = 0;
+    check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const double budget = static_cast<double>(total_bytes) * o.gpu_memory_utilization -
+                          static_cast<double>(total_bytes - free_bytes);
+    // Leave room for the step's packed inputs and CUDA graphs (a few tens of MB).
+    const double reserve = 256.0 * (1 << 20);
+    const double per_block = static_cast<double>(geo.bytes_per_block_all_layers());
+    blocks = static_cast<int32_t>(std::max(0.0, (budget - reserve) / per_block) - 1);
+    if (blocks < 1) {
+      throw std::runtime_error("no GPU memory is left for the KV cache under gpu_memory_utilization " +
+                               std::to_string(o.gpu_memory_utilization) + " (weights " +
+                               std::to_string(weights_.bytes() >> 20) + " MiB)");
+    }
+  }
+  kv_ = std::make_unique<KvCache>(geo, blocks, std::max(0, o.num_cpu_blocks));
+
+  StepCapacity cap;
+  cap.max_tokens = max_tokens_;
+  cap.max_seqs = o.max_num_seqs;
+  cap.max_blocks_per_seq = (max_model_len_ + o.block_size - 1) / o.block_size;
+  cap.block_size = o.block_size;
+  cap.num_gpu_blocks = blocks;
+  cap.scratch_block = kv_->scratch_block();
+  cap.vocab = c.vocab_size;
+  cap.tile_queries = kPrefillTileQueries;
+  layout_ = std::make_unique<StepLayout>(cap);
+  meta_host_ = PinnedBuffer(layout_->total_words * 4, "step inputs");
+  act_.meta = DeviceBuffer(layout_->total_words * 4, "step inputs");
+  slots_ = std::make_unique<LastTokenSlots>(kLastTokenSlots);
+
+  std::fprintf(stderr,
+               "zinfer cuda: %s on %s; weights %.2f GiB, activations %.2f GiB; KV cache %d blocks x %d tokens = %lld "
+               "tokens (%.2f GiB), swap pool %d blocks\n",
+               c.architecture_name.c_str(), prop.name, weights_.bytes() / 1073741824.0, act_.bytes() / 1073741824.0,
+               blocks, o.block_size, static_cast<long long>(blocks) * o.block_size,
+               blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
+}
+
+CudaBackend::~CudaBackend() {
+  for (auto& [bucket, exec] : graphs_) cudaGraphExecDestroy(exec);
+  if (compute_ != nullptr) cudaStreamSynchronize(compute_);
+  if (copy_ != nullptr) cudaStreamSynchronize(copy_);
+  if (compute_done_ != nullptr) cudaEventDestroy(compute_done_);
+  if (copies_done_ != nullptr) cudaEventDestroy(copies_done_);
+  if (compute_ != nullptr) cudaStreamDestroy(compute_);
+  if (copy_ != nullptr) cudaStreamDestroy(copy_);
+}
+
+CacheGeometry CudaBackend::cache_geometry() const {
+  return CacheGeometry{options_.block_size, kv_->device_blocks(), kv_->host_blocks()};
+}
+
+void CudaBackend::run_copies(const BatchInput& batch) {
+  if (batch.swap_out.empty() && batch.swap_in.empty() && batch.copy.empty()) return;
+  // Copies run on the copy stream after the compute work already enqueued (which may still write
+  // the blocks being swapped out), and the next forward pass waits for them.
+  check_cuda(cudaEventRecord(compute_done_, compute_), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(copy_, compute_done_, 0), "cudaStreamWaitEvent");
+  kv_->swap_out(batch.swap_out, copy_);
+  kv_->swap_in(batch.swap_in, copy_);
+  kv_->copy(batch.copy, copy_);
+  check_cuda(cudaEventRecord(copies_done_, copy_), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(compute_, copies_done_, 0), "cudaStreamWaitEvent");
+}
+
+PackedStep CudaBackend::upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to) {
+  auto* words = meta_host_.as<uint32_t>();
+  const bool use_tiles = prefill_attention_supports(config_.head_dim);
+  PackedStep st = pack_step(seqs, *layout_, use_tiles, pad_to, *slots_, rng_(), words);
+  check_cuda(cudaMemcpyAsync(act_.meta.get(), words, st.words_used * 4, cudaMemcpyHostToDevice, compute_),
+             "upload of step inputs");
+  return st;
+}
+
+std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
+  for (uint64_t id : batch.finished) slots_->release(id);
+  run_copies(batch);
+  if (batch.seqs.empty()) {
+    check_cuda(cudaStreamSynchronize(compute_), "step synchronisation");
+    return {};
+  }
+  bool single_tokens = true;
+  for (const SequenceInput& s : batch.seqs) single_tokens &= s.use_last_sampled || s.num_tokens == 1;
+  const int32_t pad_to = options_.cuda_graphs && single_tokens
+                             ? graph_bucket(static_cast<int32_t>(batch.seqs.size()))
+                             : 0;
+  const PackedStep st = upload_step(batch.seqs, pad_to);
+
+  const int32_t R = static_cast<int32_t>(st.rows.size());
+  auto* results = act_.results.as<int32_t>();
+  int32_t* bad_ids = results + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
+  check_cuda(cudaMemsetAsync(bad_ids, 0, 4, compute_), "cudaMemsetAsync");
+  run_layers_maybe_graph(st);
+
+  const ModelConfig& c = config_;
+  const auto* meta = act_.meta.as<int32_t>();
+  if (R > 0) {
+    check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), act_.proj.as<__nv_bfloat16>(), weights_.final_norm,
+                                  act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
+                                  static_cast<float>(c.rms_norm_eps), compute_, meta + layout_->sample_rows),
+               "final norm");
+    gemm_->linear_f32_out(act_.final_rows.as<__nv_bfloat16>(), weights_.lm_head, act_.logits.as<float>(), R,
+                          c.vocab_size, c.hidden_size, compute_);
+    SamplingBatch sb;
+    sb.logits = act_.logits.as<float>();
+    sb.temperature = reinterpret_cast<const float*>(meta + layout_->temperature);
+    sb.top_p = reinterpret_cast<const float*>(meta + layout_->top_p);
+    sb.top_k = meta + layout_->top_k;
+    sb.seed = reinterpret_cast<const uint64_t*>(meta + layout_->seed);
+    sb.sample_index = meta + layout_->sample_index;
+    sb.num_top = meta + layout_->num_top;
+    sb.num_rows = R;
+    sb.vocab = c.vocab_size;
+    sb.out_token = results;
+    sb.out_logprob = reinterpret_cast<float*>(results + logit_rows_);
+    sb.out_top_ids = results + 2 * logit_rows_;
+    sb.out_top_logprobs = reinterpret_cast<float*>(results + static_cast<size_t>(logit_rows_) * (2 + kMaxTopLogprobs));
+    sb.dest_slot = meta + layout_->dest_slot;
+    sb.last_sampled = act_.last_sampled.as<int32_t>();
+    check_cuda(launch_sampling(sb, compute_), "sampling");
+  }
+  check_cuda(cudaMemcpyAsync(results_host_.as<void>(), act_.results.get(), act_.results.bytes(),
+                             cudaMemcpyDeviceToHost, compute_),
+             "download of sampled tokens");
+  check_cuda(cudaStreamSynchronize(compute_), "step");
+  const auto* host = results_host_.as<int32_t>();
+  if (host[static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs)] != 0) {
+    throw std::runtime_error("a device-side token id was outside the vocabulary");
+  }
+  std::vector<SampledToken> out(R);
+  const auto* logprobs = reinterpret_cast<const float*>(host + logit_rows_);
+  const int32_t* top_ids = host + 2 * logit_rows_;
+  const auto* top_lps = reinterpret_cast<const float*>(host + static_cast<size_t>(logit_rows_) * (2 + kMaxTopLogprobs));
+  for (int32_t r = 0; r < R; ++r) {
+    out[r].seq_id = st.rows[r].seq_id;
+    out[r].token = host[r];
+    out[r].logprob = logprobs[r];
+    for (int32_t k = 0; k < st.rows[r].num_top; ++k) {
+      out[r].top.emplace_back(top_ids[r * kMaxTopLogprobs + k], top_lps[r * kMaxTopLogprobs + k]);
+    }
+  }
+  return out;
+}
+
+std::vector<float> CudaBackend::forward_logits(const SequenceInput& seq) {
+  SequenceInput s = seq;
+  s.sample = false;
+  const PackedStep st = upload_step({s}, 0);
+  auto* results = act_.results.as<int32_t>();
+  int32_t* bad_ids = results + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
+  check_cuda(cudaMemsetAsync(bad_ids, 0, 4, compute_), "cudaMemsetAsync");
+  run_layers(st);
+  const ModelConfig& c = config_;
+  const int32_t T = st.num_tokens;
+  check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), act_.proj.as<__nv_bfloat16>(), weights_.final_norm,
+                                act_.normed.as<__nv_bfloat16>(), T, c.hidden_size, static_cast<float>(c.rms_norm_eps),
+                                compute_),
+             "final norm");
+  std::vector<float> logits(static_cast<size_t>(T) * c.vocab_size);
+  for (int32_t r0 = 0; r0 < T; r0 += logit_rows_) {
+    const int32_t n = std::min(logit_rows_, T - r0);
+    gemm_->linear_f32_out(act_.normed.as<__nv_bfloat16>() + static_cast<size_t>(r0) * c.hidden_size, weights_.lm_head,
+                          act_.logits.as<float>(), n, c.vocab_size, c.hidden_size, compute_);
+    check_cuda(cudaMemcpyAsync(logits.data() + static_cast<size_t>(r0) * c.vocab_size, act_.logits.get(),
+                               static_cast<size_t>(n) * c.vocab_size * 4, cudaMemcpyDeviceToHost, compute_),
+               "download of logits");
+    check_cuda(cudaStreamSynchronize(compute_), "forward_logits");
+  }
+  check_cuda(cudaMemcpy(results_host_.as<void>(), act_.results.get(), act_.results.bytes(), cudaMemcpyDeviceToHost),
+             "download of step status");
+  if (results_host_.as<int32_t>()[static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs)] != 0) {
+    throw std::runtime_error("a token id was outside the vocabulary");
+  }
+  return logits;
+}
+
+}  // namespace cuda
+}  // namespace zinfer::gpu

@@ -1,0 +1,92 @@
+// The CUDA backend's state. cuda_backend.cpp holds construction and the step protocol (copies,
+// inputs, sampling, results); cuda_forward.cpp holds the forward pass and its CUDA graphs.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "gpu/backend.h"
+#include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/gemm.h"
+#include "gpu/cuda/kv_cache.h"
+#include "gpu/cuda/cuda_weights.h"
+#include "gpu/cuda/sampling.h"
+#include "gpu/cuda/step_inputs.h"
+
+namespace zinfer::gpu::cuda {
+
+// Activation buffers for the largest step (max_num_batched_tokens rows).
+struct Activations {
+  DeviceBuffer residual;   // [T, hidden] float32
+  DeviceBuffer normed;     // [T, hidden] bf16
+  DeviceBuffer qkv;        // [T, (heads + 2 kv_heads) * head_dim] bf16
+  DeviceBuffer q;          // [T, heads * head_dim] bf16 (after rope)
+  DeviceBuffer attn;       // [T, heads * head_dim] bf16
+  DeviceBuffer proj;       // [T, hidden] bf16: o_proj and down_proj outputs
+  DeviceBuffer gate_up;    // [T, 2 * intermediate] bf16
+  DeviceBuffer act;        // [T, intermediate] bf16
+  DeviceBuffer final_rows; // [logit_rows, hidden] bf16: final-norm rows that get logits
+  DeviceBuffer logits;     // [logit_rows, vocab] float32
+  DeviceBuffer partial_acc, partial_ml;  // split-K decode attention
+  DeviceBuffer meta;       // the step's packed arrays (StepLayout)
+  DeviceBuffer results;    // sampled tokens, logprobs, top logprobs, bad-id counter
+  DeviceBuffer last_sampled;  // [LastTokenSlots capacity] int32
+  DeviceBuffer inv_freq;   // [head_dim / 2] float32
+  size_t bytes() const;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const BackendOptions& options);
+  // Benchmarks: the config's shapes with seeded random weights on the device (no checkpoint).
+  CudaBackend(const BackendOptions& options, const ModelConfig& config, uint64_t seed);
+  ~CudaBackend() override;
+
+  const ModelConfig& config() const override { return config_; }
+  CacheGeometry cache_geometry() const override;
+  std::vector<SampledToken> step(const BatchInput& batch) override;
+  std::vector<float> forward_logits(const SequenceInput& seq) override;
+  std::string name() const override { return "cuda"; }
+
+ private:
+  // cuda_forward.cpp
+  void run_layers(const PackedStep& step);                   // embedding through the last layer
+  void run_layers_maybe_graph(const PackedStep& step);
+  int32_t decode_splits(int32_t num_tokens) const;
+  int32_t graph_bucket(int32_t num_tokens) const;            // 0: no graph for this size
+
+  // cuda_backend.cpp
+  void init(const BackendOptions& options, const ModelConfig& config, const uint64_t* random_seed);
+  PackedStep upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to);
+  void run_copies(const BatchInput& batch);
+
+  BackendOptions options_;
+  ModelConfig config_;
+  int32_t max_model_len_ = 0;
+  int32_t max_tokens_ = 0;
+  int32_t logit_rows_ = 0;   // rows of logits computed at once
+  int32_t num_sms_ = 0;
+  int32_t max_splits_ = 1;
+  cudaStream_t compute_ = nullptr;
+  cudaStream_t copy_ = nullptr;
+  cudaEvent_t compute_done_ = nullptr, copies_done_ = nullptr;
+  std::unique_ptr<Gemm> gemm_;
+  ModelWeights weights_;
+  std::unique_ptr<KvCache> kv_;
+  Activations act_;
+  std::unique_ptr<StepLayout> layout_;
+  PinnedBuffer meta_host_;
+  PinnedBuffer results_host_;
+  std::unique_ptr<LastTokenSlots> slots_;
+  std::mt19937_64 rng_;
+  // CUDA graphs of run_layers for decode-only steps, by padded token count.
+  std::map<int32_t, cudaGraphExec_t> graphs_;
+  std::map<int32_t, int32_t> graph_warm_;
+};
+
+}  // namespace zinfer::gpu::cuda

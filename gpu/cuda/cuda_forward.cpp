@@ -1,0 +1,155 @@
+// The forward pass of Llama / Mistral / Qwen2 / Qwen3 over a flattened batch, and its CUDA graphs
+// for decode-only steps. Per layer (T tokens, shapes in rows x columns):
+//   normed  [T, H]      = rmsnorm(residual += previous layer's down output)
+//   qkv     [T, (Hq + 2 Hkv) D] = normed · Wqkv^T
+//   q       [T, Hq, D]  = rope(norm(q + b)), K/V -> paged cache (qkv_rope)
+//   attn    [T, Hq, D]  = paged attention (decode list: split-K; prefill tiles: tensor cores)
+//   proj    [T, H]      = attn · Wo^T
+//   normed              = rmsnorm(residual += proj)
+//   gate_up [T, 2I]     = normed · Wgu^T;  act [T, I] = silu(gate) * up;  proj = act · Wdown^T
+#include <algorithm>
+#include <cmath>
+
+#include "gpu/cuda/attention.h"
+#include "gpu/cuda/cuda_backend_impl.h"
+#include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/embedding.h"
+#include "gpu/cuda/qkv_rope.h"
+#include "gpu/cuda/rmsnorm.h"
+#include "gpu/cuda/silu_mul.h"
+
+namespace zinfer::gpu::cuda {
+
+int32_t CudaBackend::decode_splits(int32_t num_tokens) const {
+  // Enough blocks to cover the chip a few times over; each split keeps >= 64 keys (the kernel
+  // uses fewer splits for shorter contexts on its own).
+  const ModelConfig& c = config_;
+  const int32_t head_groups = (c.num_attention_heads / c.num_key_value_heads + 7) / 8;
+  const int64_t blocks_per_split = static_cast<int64_t>(num_tokens) * c.num_key_value_heads * head_groups;
+  int64_t splits = (4 * static_cast<int64_t>(num_sms_) + blocks_per_split - 1) / blocks_per_split;
+  splits = std::min<int64_t>(splits, (max_model_len_ + 63) / 64);
+  const int64_t capacity = static_cast<int64_t>(act_.partial_ml.bytes() / 8);  // (m, l) pairs
+  splits = std::min<int64_t>(splits, capacity / (static_cast<int64_t>(num_tokens) * c.num_attention_heads));
+  return static_cast<int32_t>(std::clamp<int64_t>(splits, 1, max_splits_));
+}
+
+int32_t CudaBackend::graph_bucket(int32_t n) const {
+  if (n <= 0 || n > options_.max_num_seqs) return 0;
+  int32_t bucket = 1;
+  while (bucket < n && bucket < 8) bucket *= 2;
+  if (bucket >= n) return std::min(bucket, options_.max_num_seqs);
+  bucket = (n + 15) / 16 * 16;  // beyond 8: steps of 16
+  return std::min(bucket, options_.max_num_seqs);
+}
+
+void CudaBackend::run_layers(const PackedStep& st) {
+  const ModelConfig& c = config_;
+  const int32_t T = st.padded_tokens;
+  const int32_t H = c.hidden_size, D = c.head_dim, I = c.intermediate_size;
+  const int32_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const auto* meta = act_.meta.as<int32_t>();
+  const StepLayout& L = *layout_;
+  int32_t* bad_ids = act_.results.as<int32_t>() + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
+
+  auto* residual = act_.residual.as<float>();
+  auto* normed = act_.normed.as<__nv_bfloat16>();
+  auto* qkv = act_.qkv.as<__nv_bfloat16>();
+  auto* q = act_.q.as<__nv_bfloat16>();
+  auto* attn = act_.attn.as<__nv_bfloat16>();
+  auto* proj = act_.proj.as<__nv_bfloat16>();
+  auto* gate_up = act_.gate_up.as<__nv_bfloat16>();
+  auto* mlp = act_.act.as<__nv_bfloat16>();
+
+  check_cuda(launch_embedding(weights_.embed, meta + L.token_ids, meta + L.from_slot, act_.last_sampled.as<int32_t>(),
+                              T, H, c.vocab_size, residual, bad_ids, compute_),
+             "embedding");
+  const int32_t splits = st.num_decode > 0 ? decode_splits(st.num_decode) : 1;
+  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerWeights& W = weights_.layers[l];
+    check_cuda(launch_add_rmsnorm(residual, l == 0 ? nullptr : proj, W.input_norm, normed, T, H, eps, compute_),
+               "input norm");
+    gemm_->linear(normed, W.qkv, qkv, T, static_cast<int64_t>(Hq + 2 * Hkv) * D, H, compute_);
+
+    QkvRopeParams rp;
+    rp.qkv = qkv;
+    rp.bias = W.qkv_bias;
+    rp.q_norm = W.q_norm;
+    rp.k_norm = W.k_norm;
+    rp.inv_freq = act_.inv_freq.as<float>();
+    rp.positions = meta + L.positions;
+    rp.slot_mapping = meta + L.slot_mapping;
+    rp.q_out = q;
+    rp.k_cache = kv_->k(l);
+    rp.v_cache = kv_->v(l);
+    rp.num_tokens = T;
+    rp.num_heads = Hq;
+    rp.num_kv_heads = Hkv;
+    rp.head_dim = D;
+    rp.norm_eps = eps;
+    check_cuda(launch_qkv_rope(rp, compute_), "qkv rope");
+
+    PagedKv kv;
+    kv.q = q;
+    kv.k_cache = kv_->k(l);
+    kv.v_cache = kv_->v(l);
+    kv.out = attn;
+    kv.positions = meta + L.positions;
+    kv.token_seq = meta + L.token_seq;
+    kv.seq_block_offset = meta + L.seq_block_offset;
+    kv.block_tables = meta + L.block_tables;
+    kv.num_heads = Hq;
+    kv.num_kv_heads = Hkv;
+    kv.head_dim = D;
+    kv.block_size = options_.block_size;
+    kv.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    if (st.num_decode > 0) {
+      DecodeWork work{meta + L.decode_tokens, st.num_decode, splits, act_.partial_acc.as<float>(),
+                      act_.partial_ml.as<float>()};
+      check_cuda(launch_decode_attention(kv, work, compute_), "decode attention");
+    }
+    if (st.num_tiles > 0) {
+      check_cuda(launch_prefill_attention(kv, meta + L.tiles, st.num_tiles, compute_), "prefill attention");
+    }
+    gemm_->linear(attn, W.o, proj, T, H, static_cast<int64_t>(Hq) * D, compute_);
+    check_cuda(launch_add_rmsnorm(residual, proj, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");
+    gemm_->linear(normed, W.gate_up, gate_up, T, 2 * static_cast<int64_t>(I), H, compute_);
+    check_cuda(launch_silu_mul(gate_up, mlp, T, I, compute_), "silu mul");
+    gemm_->linear(mlp, W.down, proj, T, H, I, compute_);
+  }
+}
+
+void CudaBackend::run_layers_maybe_graph(const PackedStep& st) {
+  if (!options_.cuda_graphs || !st.decode_only || graph_bucket(st.num_tokens) != st.padded_tokens) {
+    run_layers(st);
+    return;
+  }
+  const int32_t bucket = st.padded_tokens;
+  auto it = graphs_.find(bucket);
+  if (it == graphs_.end()) {
+    // The first step of a bucket runs eagerly (cuBLASLt picks its algorithms outside capture);
+    // the second captures the graph that later steps replay.
+    if (graph_warm_[bucket]++ == 0) {
+      run_layers(st);
+      return;
+    }
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      run_layers(st);
+    } catch (...) {
+      cudaStreamEndCapture(compute_, &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    check_cuda(cudaStreamEndCapture(compute_, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    check_cuda(status, "cudaGraphInstantiate");
+    it = graphs_.emplace(bucket, exec).first;
+  }
+  check_cuda(cudaGraphLaunch(it->second, compute_), "cudaGraphLaunch");
+}
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,77 @@
+#include "gpu/cuda/qkv_rope.h"
+
+namespace zinfer::gpu::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxHeadDim = 512;
+
+// One block per token; each warp takes whole heads. The head's values are staged in shared memory
+// in float32 so the norm and the rotation read them once.
+__global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) {
+  __shared__ float stage[kWarps][kMaxHeadDim];
+  const int t = blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // blockIdx.y picks a group of kWarps heads, one per warp: a decode step of a few tokens still
+  // spreads its heads over many blocks.
+  const int D = p.head_dim, half = D / 2;
+  const int total_heads = p.num_heads + 2 * p.num_kv_heads;
+  const int64_t row = static_cast<int64_t>(t) * total_heads * D;
+  const float pos = static_cast<float>(p.positions[t]);
+  const int64_t slot = p.slot_mapping[t];
+  float* s = stage[warp];
+  for (int h = blockIdx.y * kWarps + warp; h < total_heads; h += kWarps * gridDim.y) {
+    const bool is_q = h < p.num_heads;
+    const bool is_v = h >= p.num_heads + p.num_kv_heads;
+    float sum_sq = 0.f;
+    for (int i = lane; i < D; i += 32) {
+      float v = __bfloat162float(p.qkv[row + h * D + i]);
+      if (p.bias != nullptr) v += p.bias[h * D + i];
+      s[i] = v;
+      sum_sq += v * v;
+    }
+    __syncwarp();
+    if (is_v) {
+      const int kvh = h - p.num_heads - p.num_kv_heads;
+      __nv_bfloat16* dst = p.v_cache + (slot * p.num_kv_heads + kvh) * D;
+      for (int i = lane; i < D; i += 32) dst[i] = __float2bfloat16(s[i]);
+      __syncwarp();
+      continue;
+    }
+    const float* norm_w = is_q ? p.q_norm : p.k_norm;
+    float scale = 1.f;
+    if (norm_w != nullptr) {
+      for (int o = 16; o > 0; o >>= 1) sum_sq += __shfl_xor_sync(0xffffffffu, sum_sq, o);
+      scale = rsqrtf(sum_sq / static_cast<float>(D) + p.norm_eps);
+    }
+    __nv_bfloat16* dst = is_q ? p.q_out + (static_cast<int64_t>(t) * p.num_heads + h) * D
+                              : p.k_cache + (slot * p.num_kv_heads + (h - p.num_heads)) * D;
+    for (int i = lane; i < half; i += 32) {
+      float x1 = s[i] * scale, x2 = s[i + half] * scale;
+      if (norm_w != nullptr) {
+        x1 *= norm_w[i];
+        x2 *= norm_w[i + half];
+      }
+      // Same float32 arithmetic as transformers: angle = position * inv_freq, full-precision sincos.
+      float sn, cs;
+      sincosf(pos * p.inv_freq[i], &sn, &cs);
+      dst[i] = __float2bfloat16(x1 * cs - x2 * sn);
+      dst[i + half] = __float2bfloat16(x2 * cs + x1 * sn);
+    }
+    __syncwarp();
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_qkv_rope(const QkvRopeParams& p, cudaStream_t stream) {
+  if (p.num_tokens == 0) return cudaSuccess;
+  if (p.head_dim > kMaxHeadDim || p.head_dim % 2 != 0) return cudaErrorInvalidValue;
+  const int total_heads = p.num_heads + 2 * p.num_kv_heads;
+  // Small steps: one warp per head. Large steps: enough blocks from the tokens alone.
+  const int head_blocks = p.num_tokens >= 64 ? 1 : (total_heads + kWarps - 1) / kWarps;
+  qkv_rope_kernel<<<dim3(p.num_tokens, head_blocks), kWarps * 32, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace zinfer::gpu::cuda

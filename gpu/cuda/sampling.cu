@@ -1,0 +1,207 @@
+#include <cfloat>
+#include <type_traits>
+
+#include "gpu/cuda/sampling.h"
+
+namespace zinfer::gpu::cuda {
+namespace {
+
+constexpr int kThreads = 1024;
+
+__host__ __device__ inline uint64_t mix64(uint64_t z) {
+  // splitmix64's finaliser: a bijection with full avalanche.
+  z ^= z >> 30;
+  z *= 0xBF58476D1CE4E5B9ull;
+  z ^= z >> 27;
+  z *= 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return z;
+}
+
+__host__ __device__ inline double uniform_from(uint64_t seed, int32_t sample_index) {
+  const uint64_t z = mix64(mix64(seed + 0x9E3779B97F4A7C15ull) ^
+                           (static_cast<uint64_t>(static_cast<uint32_t>(sample_index)) * 0xD1B54A32D192ED03ull));
+  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);  // 53 bits
+}
+
+// Order-preserving map of a float to an unsigned key (larger float -> larger key).
+__device__ inline uint32_t order_key(float f) {
+  const uint32_t bits = __float_as_uint(f);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+struct ArgMax {
+  float value;
+  int32_t index;
+};
+
+__device__ inline ArgMax better(ArgMax a, ArgMax b) {
+  if (b.value > a.value || (b.value == a.value && b.index < a.index && b.index >= 0) || a.index < 0) return b;
+  return a;
+}
+
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T* scratch) {
+  for (int o = 16; o > 0; o >>= 1) {
+    if constexpr (sizeof(T) == 8 && !std::is_same_v<T, double>) {
+      ArgMax other;
+      other.value = __shfl_xor_sync(0xffffffffu, v.value, o);
+      other.index = __shfl_xor_sync(0xffffffffu, v.index, o);
+      v = op(v, other);
+    } else {
+      v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // scratch may still be read from the previous reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  T total = scratch[0];
+  for (int w = 1; w < kThreads / 32; ++w) total = op(total, scratch[w]);
+  return total;
+}
+
+__global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b) {
+  __shared__ float f_scratch[32];
+  __shared__ ArgMax a_scratch[32];
+  __shared__ float chunk_sums[kThreads];
+  __shared__ int32_t chosen[kMaxTopLogprobs];
+  __shared__ int32_t picked;
+
+  const int row = blockIdx.x;
+  const float* logits = b.logits + static_cast<int64_t>(row) * b.vocab;
+  const int V = b.vocab;
+  auto sum_op = [](float x, float y) { return x + y; };
+  auto arg_op = [](ArgMax x, ArgMax y) { return better(x, y); };
+
+  ArgMax best{-INFINITY, -1};
+  for (int i = threadIdx.x; i < V; i += kThreads) best = better(best, ArgMax{logits[i], i});
+  best = block_reduce(best, arg_op, a_scratch);
+  const float max_logit = best.value;
+  float z = 0.f;
+  for (int i = threadIdx.x; i < V; i += kThreads) z += expf(logits[i] - max_logit);
+  const float log_z = max_logit + logf(block_reduce(z, sum_op, f_scratch));
+
+  const float temperature = b.temperature[row];
+  int32_t token = best.index;
+  if (temperature > 0.f) {
+    const float inv_t = 1.f / temperature;
+    // Candidates are the tokens whose key is >= threshold; top-k, then top-p, raise it.
+    uint32_t threshold = 0;
+    const int top_k = b.top_k[row];
+    if (top_k > 0 && top_k < V) {
+      // Largest threshold with at least top_k tokens at or above it: the k-th largest value.
+      uint32_t lo = 0, hi = 0xFFFFFFFFu;
+      while (lo < hi) {
+        // 64-bit midpoint: hi - lo + 1 overflows 32 bits on the first step.
+        const uint32_t mid = static_cast<uint32_t>(lo + (static_cast<uint64_t>(hi) - lo + 1) / 2);
+        float count = 0.f;
+        for (int i = threadIdx.x; i < V; i += kThreads) count += order_key(logits[i]) >= mid ? 1.f : 0.f;
+        if (block_reduce(count, sum_op, f_scratch) >= static_cast<float>(top_k)) lo = mid; else hi = mid - 1;
+      }
+      threshold = lo;
+    }
+    auto weight = [&](int i) {
+      const float l = logits[i];
+      return order_key(l) >= threshold ? expf((l - max_logit) * inv_t) : 0.f;
+    };
+    float mass = 0.f;
+    for (int i = threadIdx.x; i < V; i += kThreads) mass += weight(i);
+    mass = block_reduce(mass, sum_op, f_scratch);
+    const float top_p = b.top_p[row];
+    if (top_p < 1.f) {
+      // Largest threshold whose kept mass still reaches top_p of the candidates' mass.
+      const float need = top_p * mass;
+      uint32_t lo = threshold, hi = order_key(max_logit);
+      while (lo < hi) {
+        const uint32_t mid = static_cast<uint32_t>(lo + (static_cast<uint64_t>(hi) - lo + 1) / 2);
+        float kept = 0.f;
+        for (int i = threadIdx.x; i < V; i += kThreads) {
+          const float l = logits[i];
+          kept += order_key(l) >= mid ? expf((l - max_logit) * inv_t) : 0.f;
+        }
+        if (block_reduce(kept, sum_op, f_scratch) >= need) lo = mid; else hi = mid - 1;
+      }
+      threshold = lo;
+      mass = 0.f;
+      for (int i = threadIdx.x; i < V; i += kThreads) mass += weight(i);
+      mass = block_reduce(mass, sum_op, f_scratch);
+    }
+    // Inverse CDF in vocabulary order: each thread owns a contiguous chunk.
+    const float target = static_cast<float>(uniform_from(b.seed[row], b.sample_index[row]) * mass);
+    const int chunk = (V + kThreads - 1) / kThreads;
+    const int begin = threadIdx.x * chunk, end = min(V, begin + chunk);
+    float local = 0.f;
+    int last_kept = -1;
+    for (int i = begin; i < end; ++i) {
+      const float w = weight(i);
+      local += w;
+      if (w > 0.f) last_kept = i;
+    }
+    chunk_sums[threadIdx.x] = local;
+    if (threadIdx.x == 0) picked = -1;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float run = 0.f;  // exclusive prefix sums, in place
+      for (int t = 0; t < kThreads; ++t) {
+        const float s = chunk_sums[t];
+        chunk_sums[t] = run;
+        run += s;
+      }
+    }
+    __syncthreads();
+    const float prefix = chunk_sums[threadIdx.x];
+    if (local > 0.f && target >= prefix && target < prefix + local) {
+      float run = prefix;
+      int found = last_kept;
+      for (int i = begin; i < end; ++i) {
+        run += weight(i);
+        if (target < run) {
+          found = i;
+          break;
+        }
+      }
+      atomicMax(&picked, found);
+    }
+    // Rounding can leave the target past the last chunk's sum: take the last kept token.
+    ArgMax last{last_kept >= 0 ? static_cast<float>(last_kept) : -INFINITY, last_kept};
+    last = block_reduce(last, arg_op, a_scratch);
+    __syncthreads();
+    token = picked >= 0 ? picked : last.index;
+    if (token < 0) token = best.index;
+  }
+
+  if (threadIdx.x == 0) {
+    b.out_token[row] = token;
+    b.out_logprob[row] = logits[token] - log_z;
+    if (b.dest_slot != nullptr && b.dest_slot[row] >= 0) b.last_sampled[b.dest_slot[row]] = token;
+  }
+  const int n_top = min(b.num_top[row], kMaxTopLogprobs);
+  for (int k = 0; k < n_top; ++k) {
+    ArgMax cand{-INFINITY, -1};
+    for (int i = threadIdx.x; i < V; i += kThreads) {
+      bool taken = false;
+      for (int c = 0; c < k; ++c) taken |= chosen[c] == i;
+      if (!taken) cand = better(cand, ArgMax{logits[i], i});
+    }
+    cand = block_reduce(cand, arg_op, a_scratch);
+    if (threadIdx.x == 0) {
+      chosen[k] = cand.index;
+      b.out_top_ids[row * kMaxTopLogprobs + k] = cand.index;
+      b.out_top_logprobs[row * kMaxTopLogprobs + k] = cand.value - log_z;
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+double sampling_uniform(uint64_t seed, int32_t sample_index) { return uniform_from(seed, sample_index); }
+
+cudaError_t launch_sampling(const SamplingBatch& batch, cudaStream_t stream) {
+  if (batch.num_rows == 0) return cudaSuccess;
+  sampling_kernel<<<batch.num_rows, kThreads, 0, stream>>>(batch);
+  return cudaGetLastError();
+}
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,40 @@
+// Token sampling from float32 logits, one block per row: greedy (temperature 0), or temperature
+// with top-k then top-p (the order transformers applies them), drawn with a counter-based random
+// number from (seed, sample_index) so that a seeded sequence samples the same tokens whatever the
+// batch it is in. logprob = log_softmax(raw logits)[token]; optional top logprobs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace zinfer::gpu::cuda {
+
+constexpr int32_t kMaxTopLogprobs = 20;
+
+struct SamplingBatch {
+  const float* logits = nullptr;         // [num_rows, vocab]
+  const float* temperature = nullptr;    // [num_rows]; <= 0 means greedy
+  const float* top_p = nullptr;          // [num_rows]; >= 1 means off
+  const int32_t* top_k = nullptr;        // [num_rows]; <= 0 or >= vocab means off
+  const uint64_t* seed = nullptr;        // [num_rows]
+  const int32_t* sample_index = nullptr; // [num_rows]
+  const int32_t* num_top = nullptr;      // [num_rows], 0..kMaxTopLogprobs
+  int32_t num_rows = 0;
+  int32_t vocab = 0;
+  int32_t* out_token = nullptr;          // [num_rows]
+  float* out_logprob = nullptr;          // [num_rows]
+  int32_t* out_top_ids = nullptr;        // [num_rows, kMaxTopLogprobs]
+  float* out_top_logprobs = nullptr;     // [num_rows, kMaxTopLogprobs]
+  // Optional: last_sampled[dest_slot[row]] = token (dest_slot < 0: none), so that the next step can
+  // feed the token without a host round trip.
+  const int32_t* dest_slot = nullptr;
+  int32_t* last_sampled = nullptr;
+};
+
+cudaError_t launch_sampling(const SamplingBatch& batch, cudaStream_t stream);
+
+// The uniform number in [0, 1) that a row with (seed, sample_index) draws; exposed for tests.
+double sampling_uniform(uint64_t seed, int32_t sample_index);
+
+}  // namespace zinfer::gpu::cuda

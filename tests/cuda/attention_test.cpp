@@ -1,0 +1,161 @@
+// Paged attention (prefill tiles on tensor cores, split-K decode) against float64 on the host:
+// a varlen batch with cached prefixes, GQA, scattered physical blocks, odd lengths.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "gpu/cuda/attention.h"
+#include "tests/cuda/cuda_test_util.h"
+
+namespace zinfer::gpu::cuda::test {
+namespace {
+
+struct SeqSpec {
+  int start_pos;
+  int q_len;
+};
+
+struct Problem {
+  int Hq = 0, Hkv = 0, D = 0, bs = 16;
+  std::vector<SeqSpec> seqs;
+  int num_blocks = 0;
+  std::vector<float> q, k, v;  // q [T, Hq, D]; k, v [num_blocks, bs, Hkv, D] (bf16-rounded)
+  std::vector<int32_t> positions, token_seq, seq_offset, block_tables, tiles;
+  int T = 0;
+};
+
+Problem make_problem(int Hq, int Hkv, int D, const std::vector<SeqSpec>& seqs, uint32_t seed) {
+  Problem p;
+  p.Hq = Hq;
+  p.Hkv = Hkv;
+  p.D = D;
+  p.seqs = seqs;
+  std::mt19937 rng(seed);
+  int blocks_needed = 0;
+  for (const SeqSpec& s : seqs) blocks_needed += (s.start_pos + s.q_len + p.bs - 1) / p.bs;
+  p.num_blocks = blocks_needed + 3;
+  std::vector<int32_t> perm(p.num_blocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  int next = 0;
+  for (size_t si = 0; si < seqs.size(); ++si) {
+    const SeqSpec& s = seqs[si];
+    p.seq_offset.push_back(static_cast<int32_t>(p.block_tables.size()));
+    for (int b = 0; b < (s.start_pos + s.q_len + p.bs - 1) / p.bs; ++b) p.block_tables.push_back(perm[next++]);
+    for (int q0 = 0; q0 < s.q_len; q0 += kPrefillTileQueries) {
+      p.tiles.push_back(p.T + q0);
+      p.tiles.push_back(std::min(kPrefillTileQueries, s.q_len - q0));
+      p.tiles.push_back(static_cast<int32_t>(si));
+    }
+    for (int i = 0; i < s.q_len; ++i) {
+      p.positions.push_back(s.start_pos + i);
+      p.token_seq.push_back(static_cast<int32_t>(si));
+    }
+    p.T += s.q_len;
+  }
+  auto rounded = [&](size_t n) {
+    std::vector<float> x = random_floats(n, rng);
+    for (float& f : x) f = round_bf16(f);
+    return x;
+  };
+  p.q = rounded(static_cast<size_t>(p.T) * Hq * D);
+  p.k = rounded(static_cast<size_t>(p.num_blocks) * p.bs * Hkv * D);
+  p.v = rounded(static_cast<size_t>(p.num_blocks) * p.bs * Hkv * D);
+  return p;
+}
+
+std::vector<double> reference(const Problem& p) {
+  std::vector<double> out(static_cast<size_t>(p.T) * p.Hq * p.D);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(p.D));
+  for (int t = 0; t < p.T; ++t) {
+    const int seq = p.token_seq[t], ctx = p.positions[t] + 1;
+    for (int h = 0; h < p.Hq; ++h) {
+      const int kvh = h / (p.Hq / p.Hkv);
+      std::vector<double> s(ctx);
+      double mx = -1e300;
+      for (int j = 0; j < ctx; ++j) {
+        const int slot = p.block_tables[p.seq_offset[seq] + j / p.bs] * p.bs + j % p.bs;
+        double dot = 0;
+        for (int d = 0; d < p.D; ++d) dot += p.q[(t * p.Hq + h) * p.D + d] * static_cast<double>(p.k[(slot * p.Hkv + kvh) * p.D + d]);
+        s[j] = dot * scale;
+        mx = std::max(mx, s[j]);
+      }
+      double z = 0;
+      for (double& x : s) z += (x = std::exp(x - mx));
+      for (int d = 0; d < p.D; ++d) {
+        double acc = 0;
+        for (int j = 0; j < ctx; ++j) {
+          const int slot = p.block_tables[p.seq_offset[seq] + j / p.bs] * p.bs + j % p.bs;
+          acc += s[j] * p.v[(slot * p.Hkv + kvh) * p.D + d];
+        }
+        out[(t * p.Hq + h) * p.D + d] = acc / z;
+      }
+    }
+  }
+  return out;
+}
+
+struct DeviceProblem {
+  explicit DeviceProblem(const Problem& p)
+      : q(to_bf16(p.q)), k(to_bf16(p.k)), v(to_bf16(p.v)), out(p.q.size()), positions(p.positions),
+        token_seq(p.token_seq), seq_offset(p.seq_offset), block_tables(p.block_tables), tiles(p.tiles) {
+    kv.q = q.get();
+    kv.k_cache = k.get();
+    kv.v_cache = v.get();
+    kv.out = out.get();
+    kv.positions = positions.get();
+    kv.token_seq = token_seq.get();
+    kv.seq_block_offset = seq_offset.get();
+    kv.block_tables = block_tables.get();
+    kv.num_heads = p.Hq;
+    kv.num_kv_heads = p.Hkv;
+    kv.head_dim = p.D;
+    kv.block_size = p.bs;
+    kv.scale = 1.0f / std::sqrt(static_cast<float>(p.D));
+  }
+  DeviceArray<__nv_bfloat16> q, k, v, out;
+  DeviceArray<int32_t> positions, token_seq, seq_offset, block_tables, tiles;
+  PagedKv kv;
+};
+
+const std::vector<SeqSpec> kBatch = {{0, 97}, {54, 17}, {130, 1}, {16, 64}, {7, 1}, {200, 129}};
+
+TEST(CudaPrefillAttention, MatchesFloat64OnVarlenBatchWithPrefixes) {
+  ZINFER_REQUIRE_CUDA();
+  for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{6, 6, 64}, std::tuple{12, 3, 128}}) {
+    const Problem p = make_problem(Hq, Hkv, D, kBatch, 11 + D + Hq);
+    DeviceProblem dp(p);
+    dp.out.poison();
+    check_cuda(launch_prefill_attention(dp.kv, dp.tiles.get(), static_cast<int32_t>(p.tiles.size() / 3), nullptr),
+               "prefill attention");
+    const std::vector<float> got = to_float(dp.out.download());
+    const double err = relative_error(got, reference(p));
+    EXPECT_LT(err, 1e-2) << "Hq " << Hq << " Hkv " << Hkv << " D " << D;
+  }
+}
+
+TEST(CudaDecodeAttention, MatchesFloat64WithAndWithoutSplits) {
+  ZINFER_REQUIRE_CUDA();
+  for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{12, 1, 64}, std::tuple{4, 2, 32},
+                                   std::tuple{2, 1, 256}, std::tuple{4, 4, 16}}) {
+    const Problem p = make_problem(Hq, Hkv, D, kBatch, 23 + D + Hq);
+    DeviceProblem dp(p);
+    std::vector<int32_t> tokens(p.T);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    std::reverse(tokens.begin(), tokens.end());  // list order is independent of row order
+    DeviceArray<int32_t> d_tokens(tokens);
+    const std::vector<double> ref = reference(p);
+    for (int splits : {1, 3, 8}) {
+      DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+      dp.out.poison();
+      DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get()};
+      check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
+      const double err = relative_error(to_float(dp.out.download()), ref);
+      EXPECT_LT(err, 4e-3) << "Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits " << splits;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zinfer::gpu::cuda::test

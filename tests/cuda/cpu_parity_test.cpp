@@ -1,0 +1,115 @@
+// The CUDA backend against the CPU backend (the project's float32 reference) through the common
+// Backend interface: the tiny random models of backend_test.cpp and every model fixture under
+// tests/data/models/ (made by the models issue's script) whose head size the CUDA backend supports.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gpu/backend.h"
+#include "gpu/cuda/attention.h"
+#include "gpu/random_model.h"
+#include "tests/cuda/cuda_test_util.h"
+
+namespace zinfer::gpu::cuda::test {
+namespace {
+
+std::string tiny_model(const std::string& name, Architecture arch, int head_dim, bool qk_norm) {
+  ModelConfig c;
+  c.architecture = arch;
+  c.architecture_name = arch == Architecture::kQwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
+  c.vocab_size = 300;
+  c.hidden_size = 128;
+  c.intermediate_size = 256;
+  c.num_hidden_layers = 3;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = head_dim;
+  c.max_position_embeddings = 512;
+  c.qk_norm = qk_norm;
+  c.torch_dtype = "float32";
+  c.eos_token_ids = {2};
+  c.bos_token_id = 1;
+  const std::string dir = std::string(ZINFER_BINARY_DIR) + "/tests/cuda/models/cpu_parity_" + name;
+  if (!std::filesystem::exists(dir + "/model.safetensors")) {
+    RandomModelOptions o;
+    o.seed = 3;
+    o.stddev = 0.08f;
+    o.norm_stddev = 0.1f;
+    write_random_model(dir, c, o);  // float32 weights: the CUDA backend rounds them to bf16
+  }
+  return dir;
+}
+
+std::vector<float> logits_on(const std::string& device, const std::string& dir, const std::vector<int32_t>& ids) {
+  BackendOptions o;
+  o.model_dir = dir;
+  o.device = device;
+  o.num_gpu_blocks = 16;
+  o.max_num_seqs = 4;
+  o.max_num_batched_tokens = 256;
+  o.max_model_len = 256;
+  auto backend = make_backend(o);
+  SequenceInput s;
+  s.seq_id = 1;
+  s.token_ids = ids;
+  s.num_tokens = static_cast<int32_t>(ids.size());
+  for (int b = 0; b < 16; ++b) s.block_table.push_back(15 - b);
+  return backend->forward_logits(s);
+}
+
+void compare(const std::string& dir) {
+  const ModelConfig c = load_model_config(dir);
+  if (!decode_attention_supports(c.head_dim)) {
+    ADD_FAILURE() << dir << ": head_dim " << c.head_dim << " is not supported by the CUDA backend";
+    return;
+  }
+  std::vector<int32_t> ids(45);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 131 + 7) % c.vocab_size);
+  const std::vector<float> cpu = logits_on("cpu", dir, ids);
+  const std::vector<float> gpu = logits_on("cuda", dir, ids);
+  ASSERT_EQ(cpu.size(), gpu.size());
+  const int V = c.vocab_size;
+  for (size_t t = 0; t < ids.size(); ++t) {
+    double ab = 0, aa = 0, bb = 0;
+    int arg_cpu = 0, arg_gpu = 0;
+    float second = -1e30f;
+    for (int i = 0; i < V; ++i) {
+      const double a = cpu[t * V + i], b = gpu[t * V + i];
+      ab += a * b;
+      aa += a * a;
+      bb += b * b;
+      if (cpu[t * V + i] > cpu[t * V + arg_cpu]) arg_cpu = i;
+      if (gpu[t * V + i] > gpu[t * V + arg_gpu]) arg_gpu = i;
+    }
+    for (int i = 0; i < V; ++i) {
+      if (i != arg_cpu) second = std::max(second, cpu[t * V + i]);
+    }
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.999) << dir << " position " << t;
+    if (cpu[t * V + arg_cpu] - second > 0.1f) {
+      EXPECT_EQ(arg_gpu, arg_cpu) << dir << " position " << t;
+    }
+  }
+}
+
+TEST(CudaBackend, MatchesCpuBackendOnTinyModels) {
+  ZINFER_REQUIRE_CUDA();
+  compare(tiny_model("llama", Architecture::kLlama, 32, false));
+  compare(tiny_model("qwen3", Architecture::kQwen3, 64, true));
+}
+
+TEST(CudaBackend, MatchesCpuBackendOnModelFixtures) {
+  ZINFER_REQUIRE_CUDA();
+  const std::filesystem::path root = std::filesystem::path(ZINFER_SOURCE_DIR) / "tests" / "data" / "models";
+  int compared = 0;
+  if (std::filesystem::exists(root)) {
+    for (const auto& entry : std::filesystem::directory_iterator(root)) {
+      if (!std::filesystem::exists(entry.path() / "config.json")) continue;
+      compare(entry.path().string());
+      ++compared;
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << "no model fixtures under " << root.string();
+}
+
+}  // namespace
+}  // namespace zinfer::gpu::cuda::test

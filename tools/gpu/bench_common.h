@@ -1,0 +1,54 @@
+// Shared pieces of zinfer-cuda-bench: device timing and the result lines it prints
+// ("RESULT <name> <value> <unit> ceiling <c> ratio <r>") that tools/gpu/check.sh tabulates.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda/cuda_check.h"
+
+namespace zinfer::gpu::cuda::bench {
+
+// Median time in milliseconds of fn() over `reps` runs after `warmup` runs, measured with events.
+inline double time_ms(const std::function<void()>& fn, int warmup, int reps, cudaStream_t stream = nullptr) {
+  for (int i = 0; i < warmup; ++i) fn();
+  check_cuda(cudaStreamSynchronize(stream), "bench warmup");
+  std::vector<double> times;
+  cudaEvent_t a, b;
+  check_cuda(cudaEventCreate(&a), "event");
+  check_cuda(cudaEventCreate(&b), "event");
+  for (int i = 0; i < reps; ++i) {
+    check_cuda(cudaEventRecord(a, stream), "event");
+    fn();
+    check_cuda(cudaEventRecord(b, stream), "event");
+    check_cuda(cudaEventSynchronize(b), "event");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, a, b), "event");
+    times.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+inline void report(const std::string& name, double value, const std::string& unit, double ceiling, double ratio) {
+  std::printf("RESULT %s %.4g %s ceiling %.4g ratio %.3f\n", name.c_str(), value, unit.c_str(), ceiling, ratio);
+  std::fflush(stdout);
+}
+
+struct Ceilings {
+  double copy_gbps = 0;    // device-to-device copy, bytes read + written
+  double gemm_tflops = 0;  // cuBLASLt bf16 8192^3
+};
+
+Ceilings measure_ceilings();
+void bench_attention(const Ceilings& c);
+void bench_model(const Ceilings& c, int layers, int throughput_prompts);
+
+}  // namespace zinfer::gpu::cuda::bench

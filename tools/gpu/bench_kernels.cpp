@@ -1,0 +1,130 @@
+// Ceilings and the attention kernels alone, Llama-3-8B head shapes (32 query heads, 8 KV heads,
+// head_dim 128), random bf16 data in a paged cache with shuffled blocks.
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "gpu/cuda/attention.h"
+#include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/gemm.h"
+#include "gpu/cuda/random_fill.h"
+#include "tools/gpu/bench_common.h"
+
+namespace zinfer::gpu::cuda::bench {
+
+Ceilings measure_ceilings() {
+  Ceilings c;
+  const size_t bytes = size_t{2} << 30;
+  DeviceBuffer a(bytes), b(bytes);
+  check_cuda(launch_fill_random_f32(a.as<float>(), bytes / 4, 1, 0.f, 1.f, nullptr), "fill");
+  const double copy_ms = time_ms([&] { check_cuda(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice), "copy"); }, 3, 20);
+  c.copy_gbps = 2.0 * bytes / (copy_ms * 1e-3) / 1e9;
+  report("ceiling_copy_bandwidth", c.copy_gbps, "GB/s", c.copy_gbps, 1.0);
+
+  const int n = 8192;
+  DeviceBuffer x(size_t{n} * n * 2), w(size_t{n} * n * 2), y(size_t{n} * n * 2);
+  check_cuda(launch_fill_random_bf16(x.as<__nv_bfloat16>(), int64_t{n} * n, 2, 0.f, 1.f, nullptr), "fill");
+  check_cuda(launch_fill_random_bf16(w.as<__nv_bfloat16>(), int64_t{n} * n, 3, 0.f, 1.f, nullptr), "fill");
+  Gemm gemm;
+  const double gemm_ms = time_ms([&] {
+    gemm.linear(x.as<__nv_bfloat16>(), w.as<__nv_bfloat16>(), y.as<__nv_bfloat16>(), n, n, n, nullptr);
+  }, 3, 20);
+  c.gemm_tflops = 2.0 * n * n * double(n) / (gemm_ms * 1e-3) / 1e12;
+  report("ceiling_gemm_bf16_8192", c.gemm_tflops, "TFLOP/s", c.gemm_tflops, 1.0);
+  return c;
+}
+
+namespace {
+
+struct PagedSetup {
+  int Hq = 32, Hkv = 8, D = 128, bs = 16;
+  DeviceBuffer q, out, k, v, positions, token_seq, seq_offset, block_tables;
+  PagedKv kv;
+};
+
+// seqs sequences of ctx keys each; the queries are the last q_len positions of each sequence.
+void make_setup(PagedSetup& s, int seqs, int ctx, int q_len) {
+  const int blocks_per_seq = (ctx + s.bs - 1) / s.bs;
+  const int num_blocks = seqs * blocks_per_seq;
+  const size_t kv_elems = size_t(num_blocks) * s.bs * s.Hkv * s.D;
+  const int T = seqs * q_len;
+  s.q = DeviceBuffer(size_t(T) * s.Hq * s.D * 2);
+  s.out = DeviceBuffer(size_t(T) * s.Hq * s.D * 2);
+  s.k = DeviceBuffer(kv_elems * 2);
+  s.v = DeviceBuffer(kv_elems * 2);
+  check_cuda(launch_fill_random_bf16(s.q.as<__nv_bfloat16>(), int64_t(T) * s.Hq * s.D, 4, 0.f, 1.f, nullptr), "fill");
+  check_cuda(launch_fill_random_bf16(s.k.as<__nv_bfloat16>(), kv_elems, 5, 0.f, 1.f, nullptr), "fill");
+  check_cuda(launch_fill_random_bf16(s.v.as<__nv_bfloat16>(), kv_elems, 6, 0.f, 1.f, nullptr), "fill");
+  std::vector<int32_t> perm(num_blocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(7));
+  std::vector<int32_t> pos, seq, offs;
+  for (int i = 0; i < seqs; ++i) {
+    offs.push_back(i * blocks_per_seq);
+    for (int t = 0; t < q_len; ++t) {
+      pos.push_back(ctx - q_len + t);
+      seq.push_back(i);
+    }
+  }
+  auto up = [](DeviceBuffer& d, const std::vector<int32_t>& h) {
+    d = DeviceBuffer(h.size() * 4);
+    check_cuda(cudaMemcpy(d.get(), h.data(), h.size() * 4, cudaMemcpyHostToDevice), "upload");
+  };
+  up(s.positions, pos);
+  up(s.token_seq, seq);
+  up(s.seq_offset, offs);
+  up(s.block_tables, perm);
+  s.kv.q = s.q.as<__nv_bfloat16>();
+  s.kv.k_cache = s.k.as<__nv_bfloat16>();
+  s.kv.v_cache = s.v.as<__nv_bfloat16>();
+  s.kv.out = s.out.as<__nv_bfloat16>();
+  s.kv.positions = s.positions.as<int32_t>();
+  s.kv.token_seq = s.token_seq.as<int32_t>();
+  s.kv.seq_block_offset = s.seq_offset.as<int32_t>();
+  s.kv.block_tables = s.block_tables.as<int32_t>();
+  s.kv.num_heads = s.Hq;
+  s.kv.num_kv_heads = s.Hkv;
+  s.kv.head_dim = s.D;
+  s.kv.block_size = s.bs;
+  s.kv.scale = 0.088388f;
+}
+
+}  // namespace
+
+void bench_attention(const Ceilings& c) {
+  {  // decode: batch 64, context 2048
+    const int batch = 64, ctx = 2048;
+    PagedSetup s;
+    make_setup(s, batch, ctx, 1);
+    std::vector<int32_t> tokens(batch);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    DeviceBuffer d_tokens(tokens.size() * 4);
+    check_cuda(cudaMemcpy(d_tokens.get(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice), "upload");
+    for (int splits : {1, 2, 4, 8}) {
+      DeviceBuffer acc(size_t(batch) * s.Hq * splits * s.D * 4), ml(size_t(batch) * s.Hq * splits * 2 * 4);
+      DecodeWork work{d_tokens.as<int32_t>(), batch, splits, acc.as<float>(), ml.as<float>()};
+      const double ms = time_ms([&] { check_cuda(launch_decode_attention(s.kv, work, nullptr), "decode"); }, 5, 50);
+      const double bytes = double(batch) * ctx * s.Hkv * s.D * 2 * 2;
+      const double gbps = bytes / (ms * 1e-3) / 1e9;
+      report("decode_attention_b64_ctx2048_splits" + std::to_string(splits), gbps, "GB/s", c.copy_gbps, gbps / c.copy_gbps);
+    }
+  }
+  {  // prefill: one 4096-token sequence, causal
+    const int T = 4096;
+    PagedSetup s;
+    make_setup(s, 1, T, T);
+    std::vector<int32_t> tiles;
+    for (int q0 = 0; q0 < T; q0 += kPrefillTileQueries) tiles.insert(tiles.end(), {q0, std::min(kPrefillTileQueries, T - q0), 0});
+    DeviceBuffer d_tiles(tiles.size() * 4);
+    check_cuda(cudaMemcpy(d_tiles.get(), tiles.data(), tiles.size() * 4, cudaMemcpyHostToDevice), "upload");
+    const int num_tiles = static_cast<int>(tiles.size() / 3);
+    const double ms = time_ms([&] {
+      check_cuda(launch_prefill_attention(s.kv, d_tiles.as<int32_t>(), num_tiles, nullptr), "prefill");
+    }, 3, 20);
+    const double flops = 4.0 * s.Hq * s.D * (double(T) * (T + 1) / 2);
+    const double tflops = flops / (ms * 1e-3) / 1e12;
+    report("prefill_attention_4096_causal_d128", tflops, "TFLOP/s", c.gemm_tflops, tflops / c.gemm_tflops);
+  }
+}
+
+}  // namespace zinfer::gpu::cuda::bench

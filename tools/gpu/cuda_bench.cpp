@@ -1,0 +1,36 @@
+// zinfer-cuda-bench: measures the two ceilings (copy bandwidth, cuBLASLt bf16 GEMM rate) and then
+// the CUDA backend's kernels and whole-model latency/throughput against them, in one process so
+// that every ratio uses ceilings from the same run.
+//   zinfer-cuda-bench [all|ceilings|attention|model] [--layers N] [--prompts N]
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "tools/gpu/bench_common.h"
+
+int main(int argc, char** argv) {
+  using namespace zinfer::gpu::cuda::bench;
+  std::string what = argc > 1 ? argv[1] : "all";
+  int layers = 32, prompts = 1000;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--layers") == 0) layers = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--prompts") == 0) prompts = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  try {
+    cudaDeviceProp prop{};
+    zinfer::gpu::cuda::check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    std::printf("device %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
+    const Ceilings c = measure_ceilings();
+    if (what == "all" || what == "attention") bench_attention(c);
+    if (what == "all" || what == "model") bench_model(c, layers, prompts);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zinfer-cuda-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
