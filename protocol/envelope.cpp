@@ -26,6 +26,8 @@ const char* to_string(MessageType type) {
     case MessageType::kTextDelta: return "TextDelta";
     case MessageType::kStepPlan: return "StepPlan";
     case MessageType::kStepResult: return "StepResult";
+    case MessageType::kExecutorInfoRequest: return "ExecutorInfoRequest";
+    case MessageType::kExecutorInfo: return "ExecutorInfo";
     case MessageType::kStatsRequest: return "StatsRequest";
     case MessageType::kStats: return "Stats";
     case MessageType::kBenchPayload: return "BenchPayload";

@@ -34,6 +34,8 @@ enum class MessageType : uint16_t {
   kTextDelta = 15,
   kStepPlan = 20,
   kStepResult = 21,
+  kExecutorInfoRequest = 22,
+  kExecutorInfo = 23,
   kStatsRequest = 30,
   kStats = 31,
   kBenchPayload = 40,
@@ -98,7 +100,8 @@ struct Abort {
   static constexpr MessageType kType = MessageType::kAbort;
   uint64_t request_id = 0;
   std::string reason;  // "abort" (client), "stop" (stop string), ...
-  MSGPACK_DEFINE_MAP(request_id, reason);
+  int32_t index = -1;  // which of the n samples; -1 = all of them
+  MSGPACK_DEFINE_MAP(request_id, reason, index);
 };
 
 // scheduler -> detokenizer, once per request before its first TokenDelta (same socket, so it
@@ -246,6 +249,27 @@ struct StepResult {
   int64_t forward_us = 0;
   std::string error;  // non-empty when the step failed; the scheduler fails its requests
   MSGPACK_DEFINE_MAP(step_id, outputs, forward_us, error);
+};
+
+// scheduler -> executor at start-up: what does the loaded model and its cache look like?
+struct ExecutorInfoRequest {
+  static constexpr MessageType kType = MessageType::kExecutorInfoRequest;
+  uint64_t seq = 0;
+  MSGPACK_DEFINE_MAP(seq);
+};
+
+struct ExecutorInfo {
+  static constexpr MessageType kType = MessageType::kExecutorInfo;
+  std::string backend;               // "cpu", "cuda"
+  int32_t block_size = 16;
+  int32_t num_gpu_blocks = 0;
+  int32_t num_cpu_blocks = 0;
+  int32_t max_model_len = 0;
+  int32_t vocab_size = 0;
+  std::vector<int32_t> eos_token_ids;
+  std::string error;                 // non-empty when the executor could not load its model
+  MSGPACK_DEFINE_MAP(backend, block_size, num_gpu_blocks, num_cpu_blocks, max_model_len, vocab_size,
+                     eos_token_ids, error);
 };
 
 // ---- statistics ------------------------------------------------------------------------------

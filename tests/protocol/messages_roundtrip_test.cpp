@@ -95,9 +95,20 @@ TEST(ProtocolRoundTrip, TokenizedRequest) {
 }
 
 TEST(ProtocolRoundTrip, AbortAndErrorAndPing) {
-  auto a = roundtrip(Abort{11, "stop"});
+  auto a = roundtrip(Abort{11, "stop", 2});
   EXPECT_EQ(a.request_id, 11u);
   EXPECT_EQ(a.reason, "stop");
+  EXPECT_EQ(a.index, 2);
+  EXPECT_EQ(roundtrip(ExecutorInfoRequest{6}).seq, 6u);
+  ExecutorInfo info{"cuda", 16, 1000, 200, 4096, 151936, {151645, 151643}, ""};
+  auto ri = roundtrip(info);
+  EXPECT_EQ(ri.backend, "cuda");
+  EXPECT_EQ(ri.block_size, 16);
+  EXPECT_EQ(ri.num_gpu_blocks, 1000);
+  EXPECT_EQ(ri.num_cpu_blocks, 200);
+  EXPECT_EQ(ri.max_model_len, 4096);
+  EXPECT_EQ(ri.vocab_size, 151936);
+  EXPECT_EQ(ri.eos_token_ids, info.eos_token_ids);
   auto e = roundtrip(ErrorReply{12, 413, "too_large", "prompt has 5000 tokens"});
   EXPECT_EQ(e.request_id, 12u);
   EXPECT_EQ(e.code, 413);

@@ -1,0 +1,130 @@
+#include "actors/detokenizer/detokenizer_actor.h"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "actors/detokenizer/stop_matcher.h"
+#include "actors/tokenizer/tokenizer.h"
+#include "protocol/envelope.h"
+#include "runtime/context.h"
+#include "runtime/logging.h"
+#include "runtime/loop.h"
+#include "runtime/messaging.h"
+
+namespace zinfer::actors {
+
+namespace {
+
+struct SampleState {
+  std::optional<tok::IncrementalDecoder> decoder;
+  StopMatcher stops;
+  bool done = false;
+};
+
+struct RequestState {
+  protocol::RequestStart start;
+  std::map<int32_t, SampleState> samples;
+  int32_t samples_done = 0;
+};
+
+}  // namespace
+
+runtime::ActorBody detokenizer_actor(const runtime::Config& config) {
+  return [config](runtime::Pipe& pipe) {
+    auto log = runtime::logger("detokenizer");
+    std::shared_ptr<const tok::Tokenizer> tokenizer;
+    if (std::filesystem::exists(std::filesystem::path(config.model.path) / "tokenizer.json")) {
+      tokenizer = tok::Tokenizer::from_file(config.model.path);
+    } else {
+      log->warn("no tokenizer.json in {}: text will be empty, token ids still flow", config.model.path);
+    }
+    zmq::socket_t in(runtime::zmq_context(), zmq::socket_type::pull);
+    runtime::configure_pipeline_socket(in);
+    in.bind(config.endpoints.detokenizer);
+    zmq::socket_t to_gateway(runtime::zmq_context(), zmq::socket_type::push);
+    runtime::configure_pipeline_socket(to_gateway);
+    to_gateway.connect(config.endpoints.gateway);
+    zmq::socket_t to_scheduler(runtime::zmq_context(), zmq::socket_type::push);
+    runtime::configure_pipeline_socket(to_scheduler);
+    to_scheduler.connect(config.endpoints.scheduler);
+
+    std::unordered_map<uint64_t, RequestState> requests;
+
+    auto sample_state = [&](RequestState& r, int32_t index) -> SampleState& {
+      auto it = r.samples.find(index);
+      if (it != r.samples.end()) return it->second;
+      SampleState s{std::nullopt, StopMatcher(r.start.stop), false};
+      if (tokenizer) s.decoder.emplace(tokenizer, r.start.skip_special_tokens);
+      return r.samples.emplace(index, std::move(s)).first->second;
+    };
+
+    auto on_delta = [&](const protocol::TokenDelta& d) {
+      auto rit = requests.find(d.request_id);
+      if (rit == requests.end()) return;  // aborted and forgotten, or never started
+      RequestState& r = rit->second;
+      SampleState& s = sample_state(r, d.index);
+      if (s.done) return;  // already ended by a stop string; late tokens are dropped
+      std::string piece = s.decoder ? s.decoder->push(d.token_ids) : std::string();
+      protocol::TextDelta out;
+      out.request_id = d.request_id;
+      out.index = d.index;
+      out.token_ids = d.token_ids;
+      out.logprobs = d.logprobs;
+      out.top_logprobs = d.top_logprobs;
+      out.prompt_tokens = d.prompt_tokens;
+      out.completion_tokens = d.completion_tokens;
+      out.cached_tokens = d.cached_tokens;
+      StopMatcher::Output m = s.stops.feed(piece);
+      out.text = std::move(m.text);
+      if (m.stopped) {
+        out.finish_reason = "stop";
+        runtime::send_message(to_scheduler, protocol::Abort{d.request_id, "stop", d.index});
+      } else if (!d.finish_reason.empty()) {
+        if (s.decoder) out.text += s.stops.feed(s.decoder->flush()).text;
+        out.text += s.stops.finish();
+        out.finish_reason = d.finish_reason;
+      }
+      if (!out.finish_reason.empty()) {
+        s.done = true;
+        r.samples_done++;
+      }
+      runtime::send_message(to_gateway, out);
+      if (r.samples_done >= r.start.n) requests.erase(rit);
+    };
+
+    runtime::Loop loop(&pipe);
+    loop.on(in, [&](zmq::socket_t& sock) {
+      for (int i = 0; i < 1024; ++i) {
+        auto frame = runtime::recv_frame(sock, true);
+        if (!frame) return;
+        try {
+          protocol::Frame f = protocol::open(*frame);
+          switch (f.type()) {
+            case protocol::MessageType::kRequestStart: {
+              auto start = f.as<protocol::RequestStart>();
+              RequestState& r = requests[start.request_id];
+              r.start = std::move(start);
+              if (r.start.n < 1) r.start.n = 1;
+              break;
+            }
+            case protocol::MessageType::kTokenDelta:
+              on_delta(f.as<protocol::TokenDelta>());
+              break;
+            default:
+              log->warn("ignoring unexpected {}", protocol::to_string(f.type()));
+          }
+        } catch (const protocol::ProtocolError& e) {
+          log->warn("bad frame: {}", e.what());
+        } catch (const std::exception& e) {
+          log->error("detokenization failed: {}", e.what());
+        }
+      }
+    });
+    pipe.signal_ready();
+    loop.run();
+  };
+}
+
+}  // namespace zinfer::actors

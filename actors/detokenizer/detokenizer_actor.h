@@ -1,0 +1,18 @@
+// The detokenizer actor: TokenDelta (from the scheduler, after a RequestStart for the request)
+// in, TextDelta (to the gateway) out. Incremental, UTF-8-safe detokenization per sample; stop
+// strings: the text never includes the stop string, and the sample ends at once (an Abort with
+// reason "stop" goes back to the scheduler so the sample's blocks are freed).
+//
+// Sockets: PULL bound at endpoints.detokenizer; PUSH to endpoints.gateway and to
+// endpoints.scheduler. Without a tokenizer.json in the model folder, text stays empty (token ids
+// still flow: `generate --prompt-ids` needs no tokenizer).
+#pragma once
+
+#include "runtime/actor.h"
+#include "runtime/config.h"
+
+namespace zinfer::actors {
+
+runtime::ActorBody detokenizer_actor(const runtime::Config& config);
+
+}  // namespace zinfer::actors

@@ -1,0 +1,141 @@
+#include "actors/executor/executor_actor.h"
+
+#include <chrono>
+
+#include "protocol/envelope.h"
+#include "runtime/context.h"
+#include "runtime/logging.h"
+#include "runtime/loop.h"
+#include "runtime/messaging.h"
+
+namespace zinfer::actors {
+
+gpu::BackendOptions backend_options(const runtime::Config& config) {
+  gpu::BackendOptions o;
+  o.model_dir = config.model.path;
+  o.device = config.model.device;
+  o.dtype = config.model.dtype;
+  o.block_size = static_cast<int32_t>(config.cache.block_size);
+  o.num_gpu_blocks = static_cast<int32_t>(config.cache.num_gpu_blocks);
+  o.num_cpu_blocks = static_cast<int32_t>(config.cache.num_cpu_blocks);
+  o.gpu_memory_utilization = config.cache.gpu_memory_utilization;
+  o.max_num_seqs = static_cast<int32_t>(config.scheduler.max_num_seqs);
+  o.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
+  o.max_model_len = static_cast<int32_t>(config.model.max_model_len);
+  o.cpu_kv_cache_bytes = config.cache.cpu_kv_cache_mb << 20;
+  if (o.num_cpu_blocks == 0 && config.cache.swap_space_mb == 0) o.num_cpu_blocks = 0;
+  return o;
+}
+
+int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelConfig& model) {
+  if (config.model.max_model_len > 0) return static_cast<int32_t>(config.model.max_model_len);
+  return static_cast<int32_t>(model.max_position_embeddings);
+}
+
+gpu::BatchInput to_batch_input(const protocol::StepPlan& plan) {
+  gpu::BatchInput b;
+  b.seqs.reserve(plan.seqs.size());
+  for (const auto& w : plan.seqs) {
+    gpu::SequenceInput s;
+    s.seq_id = w.seq_id;
+    s.token_ids = w.token_ids;
+    s.use_last_sampled = w.use_last_sampled;
+    s.num_tokens = w.use_last_sampled ? 1 : static_cast<int32_t>(w.token_ids.size());
+    s.start_pos = w.start_pos;
+    s.block_table = w.block_table;
+    s.sample = w.sample;
+    s.sampling.temperature = w.temperature;
+    s.sampling.top_p = w.top_p;
+    s.sampling.top_k = w.top_k;
+    s.sampling.seed = w.seed;
+    s.sampling.sample_index = w.sample_index;
+    s.sampling.top_logprobs = w.top_logprobs;
+    b.seqs.push_back(std::move(s));
+  }
+  for (auto& c : plan.swap_out) b.swap_out.emplace_back(c.src, c.dst);
+  for (auto& c : plan.swap_in) b.swap_in.emplace_back(c.src, c.dst);
+  for (auto& c : plan.copy) b.copy.emplace_back(c.src, c.dst);
+  b.finished = plan.finished;
+  return b;
+}
+
+protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled) {
+  protocol::StepResult r;
+  r.step_id = step_id;
+  r.outputs.reserve(sampled.size());
+  for (const auto& t : sampled) {
+    protocol::SeqOutput o;
+    o.seq_id = t.seq_id;
+    o.token = t.token;
+    o.logprob = t.logprob;
+    for (auto& [id, lp] : t.top) o.top_logprobs.push_back({id, lp});
+    r.outputs.push_back(std::move(o));
+  }
+  return r;
+}
+
+runtime::ActorBody executor_actor(const runtime::Config& config) {
+  return [config](runtime::Pipe& pipe) {
+    auto log = runtime::logger("executor");
+    zmq::socket_t router(runtime::zmq_context(), zmq::socket_type::router);
+    runtime::configure_pipeline_socket(router, 1000);
+    router.bind(config.endpoints.executor);
+
+    auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<gpu::Backend> backend = gpu::make_backend(backend_options(config));
+    gpu::CacheGeometry geo = backend->cache_geometry();
+    log->info("{} backend ready in {:.1f} s: {} device KV blocks of {} tokens ({} tokens), {} host blocks",
+              backend->name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+              geo.num_gpu_blocks, geo.block_size, int64_t(geo.num_gpu_blocks) * geo.block_size, geo.num_cpu_blocks);
+
+    runtime::Loop loop(&pipe);
+    loop.on(router, [&](zmq::socket_t& s) {
+      for (int i = 0; i < 16; ++i) {
+        zmq::message_t identity;
+        if (!s.recv(identity, zmq::recv_flags::dontwait)) return;
+        if (!identity.more()) continue;
+        auto body = runtime::recv_frame(s, false);
+        if (!body) continue;
+        std::string id = identity.to_string();
+        try {
+          protocol::Frame f = protocol::open(*body);
+          if (f.type() == protocol::MessageType::kStepPlan) {
+            auto plan = f.as<protocol::StepPlan>();
+            protocol::StepResult result;
+            auto start = std::chrono::steady_clock::now();
+            try {
+              result = to_step_result(plan.step_id, backend->step(to_batch_input(plan)));
+            } catch (const std::exception& e) {
+              log->error("step {} failed: {}", plan.step_id, e.what());
+              result.step_id = plan.step_id;
+              result.error = e.what();
+            }
+            result.forward_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - start).count();
+            runtime::send_routed(s, id, result);
+          } else if (f.type() == protocol::MessageType::kExecutorInfoRequest) {
+            protocol::ExecutorInfo info;
+            info.backend = backend->name();
+            info.block_size = geo.block_size;
+            info.num_gpu_blocks = geo.num_gpu_blocks;
+            info.num_cpu_blocks = geo.num_cpu_blocks;
+            info.max_model_len = effective_max_model_len(config, backend->config());
+            info.vocab_size = backend->config().vocab_size;
+            info.eos_token_ids = backend->config().eos_token_ids;
+            runtime::send_routed(s, id, info);
+          } else {
+            throw protocol::ProtocolError(protocol::DecodeErrorKind::kUnexpectedType,
+                                          std::string("the executor does not serve ") + protocol::to_string(f.type()));
+          }
+        } catch (const protocol::ProtocolError& e) {
+          log->warn("bad frame: {}", e.what());
+          runtime::send_routed(s, id, protocol::error_reply_for(e));
+        }
+      }
+    });
+    pipe.signal_ready();
+    loop.run();
+  };
+}
+
+}  // namespace zinfer::actors

@@ -1,0 +1,28 @@
+// The executor actor owns the device. It loads the model when it starts (start returns once the
+// weights and the KV cache are in place), then serves a ROUTER socket at endpoints.executor:
+//   StepPlan            -> StepResult  (copies, one forward pass over the flattened batch, sampling)
+//   ExecutorInfoRequest -> ExecutorInfo (cache geometry and model facts the scheduler needs)
+// A step that fails is answered with StepResult.error; the actor keeps serving.
+#pragma once
+
+#include "gpu/backend.h"
+#include "protocol/messages.h"
+#include "runtime/actor.h"
+#include "runtime/config.h"
+
+namespace zinfer::actors {
+
+runtime::ActorBody executor_actor(const runtime::Config& config);
+
+// The backend options a config asks for (shared with tools that build a backend directly).
+gpu::BackendOptions backend_options(const runtime::Config& config);
+
+// Translation between the protocol and the backend.
+gpu::BatchInput to_batch_input(const protocol::StepPlan& plan);
+protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled);
+
+// The context length a config and model give: model.max_model_len when set, else the model's
+// max_position_embeddings.
+int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelConfig& model);
+
+}  // namespace zinfer::actors

@@ -1,0 +1,150 @@
+#include "actors/pipeline/scheduler_actor.h"
+
+#include <chrono>
+#include <deque>
+#include <unordered_map>
+
+#include "actors/scheduler/scheduler_core.h"
+#include "protocol/envelope.h"
+#include "runtime/context.h"
+#include "runtime/logging.h"
+#include "runtime/loop.h"
+#include "runtime/messaging.h"
+
+namespace zinfer::actors {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Asks the executor what it loaded; waits as long as the model takes to load (the executor may
+// be another process still starting), but ends at once on Term.
+protocol::ExecutorInfo fetch_executor_info(zmq::socket_t& executor, runtime::Pipe& pipe) {
+  runtime::send_message(executor, protocol::ExecutorInfoRequest{1});
+  zmq::pollitem_t items[] = {{executor.handle(), 0, ZMQ_POLLIN, 0}, {pipe.socket().handle(), 0, ZMQ_POLLIN, 0}};
+  for (;;) {
+    zmq::poll(items, 2, std::chrono::milliseconds(1000));
+    if (items[1].revents & ZMQ_POLLIN) throw std::runtime_error("terminated while waiting for the executor");
+    if (items[0].revents & ZMQ_POLLIN) {
+      auto frame = runtime::recv_frame(executor, false);
+      if (!frame) continue;
+      return protocol::decode<protocol::ExecutorInfo>(*frame);
+    }
+  }
+}
+
+// Aborts that arrive before their request (the client left while it was being tokenized) are
+// remembered for a while and applied when the request shows up.
+class EarlyAborts {
+ public:
+  void add(uint64_t id) {
+    ids_[id] = Clock::now();
+    if (ids_.size() > 100000) prune();
+  }
+  bool take(uint64_t id) { return ids_.erase(id) > 0; }
+  void prune() {
+    auto cutoff = Clock::now() - std::chrono::seconds(60);
+    for (auto it = ids_.begin(); it != ids_.end();) it = it->second < cutoff ? ids_.erase(it) : std::next(it);
+  }
+
+ private:
+  std::unordered_map<uint64_t, Clock::time_point> ids_;
+};
+
+}  // namespace
+
+runtime::ActorBody scheduler_actor(const runtime::Config& config) {
+  return [config](runtime::Pipe& pipe) {
+    auto log = runtime::logger("scheduler");
+    zmq::socket_t in(runtime::zmq_context(), zmq::socket_type::pull);
+    runtime::configure_pipeline_socket(in);
+    in.bind(config.endpoints.scheduler);
+    zmq::socket_t executor(runtime::zmq_context(), zmq::socket_type::dealer);
+    runtime::configure_pipeline_socket(executor, 1000);
+    executor.connect(config.endpoints.executor);
+    zmq::socket_t to_detok(runtime::zmq_context(), zmq::socket_type::push);
+    runtime::configure_pipeline_socket(to_detok);
+    to_detok.connect(config.endpoints.detokenizer);
+    zmq::socket_t to_gateway(runtime::zmq_context(), zmq::socket_type::push);
+    runtime::configure_pipeline_socket(to_gateway);
+    to_gateway.connect(config.endpoints.gateway);
+
+    protocol::ExecutorInfo info = fetch_executor_info(executor, pipe);
+    if (!info.error.empty()) throw std::runtime_error("the executor failed: " + info.error);
+
+    scheduler::SchedulerConfig sc;
+    sc.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
+    sc.max_num_seqs = static_cast<int32_t>(config.scheduler.max_num_seqs);
+    sc.max_model_len = info.max_model_len;
+    sc.block_size = info.block_size;
+    sc.num_device_blocks = info.num_gpu_blocks;
+    sc.num_host_blocks = info.num_cpu_blocks;
+    sc.enable_prefix_caching = config.cache.enable_prefix_caching;
+    sc.policy = config.scheduler.policy;
+    sc.preemption = scheduler::parse_preemption_mode(config.scheduler.preemption);
+    sc.eos_token_ids = info.eos_token_ids;
+    sc.validate();
+    scheduler::SchedulerCore core(sc);
+    log->info("scheduling over {} device blocks and {} host blocks of {} tokens ({} policy, {} preemption)",
+              sc.num_device_blocks, sc.num_host_blocks, sc.block_size, config.scheduler.policy,
+              config.scheduler.preemption);
+
+    EarlyAborts early_aborts;
+    auto send_output = [&](const scheduler::SchedulerOutput& out) {
+      for (const auto& s : out.starts) runtime::send_message(to_detok, s);
+      for (const auto& d : out.deltas) runtime::send_message(to_detok, d);
+      for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
+    };
+    auto pump = [&] {
+      while (auto plan = core.schedule()) runtime::send_message(executor, *plan);
+    };
+
+    runtime::Loop loop(&pipe);
+    loop.on(in, [&](zmq::socket_t& s) {
+      for (int i = 0; i < 1024; ++i) {
+        auto frame = runtime::recv_frame(s, true);
+        if (!frame) break;
+        try {
+          protocol::Frame f = protocol::open(*frame);
+          if (f.type() == protocol::MessageType::kTokenizedRequest) {
+            auto req = f.as<protocol::TokenizedRequest>();
+            send_output(core.add_request(req));
+            if (early_aborts.take(req.request_id)) send_output(core.abort(req.request_id, "abort"));
+          } else if (f.type() == protocol::MessageType::kAbort) {
+            auto a = f.as<protocol::Abort>();
+            auto out = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason);
+            if (out.empty() && a.reason != "stop") early_aborts.add(a.request_id);
+            send_output(out);
+          } else {
+            log->warn("ignoring unexpected {}", protocol::to_string(f.type()));
+          }
+        } catch (const protocol::ProtocolError& e) {
+          log->warn("bad frame: {}", e.what());
+        }
+      }
+      pump();
+    });
+    loop.on(executor, [&](zmq::socket_t& s) {
+      for (;;) {
+        auto frame = runtime::recv_frame(s, true);
+        if (!frame) break;
+        try {
+          auto result = protocol::decode<protocol::StepResult>(*frame);
+          if (!result.error.empty()) log->error("step {} failed: {}", result.step_id, result.error);
+          send_output(core.postprocess(result));
+        } catch (const protocol::ProtocolError& e) {
+          log->error("bad frame from the executor: {}", e.what());
+        }
+      }
+      pump();
+    });
+    loop.every(std::chrono::milliseconds(100), [&] {
+      runtime::send_message(to_gateway, core.stats(), /*dontwait=*/true);
+      early_aborts.prune();
+    });
+    pipe.signal_ready();
+    loop.run();
+  };
+}
+
+}  // namespace zinfer::actors

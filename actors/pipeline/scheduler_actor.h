@@ -1,0 +1,19 @@
+// The scheduler actor puts SchedulerCore (actors/scheduler/) on sockets:
+//   PULL bound at endpoints.scheduler   <- TokenizedRequest (tokenizer), Abort (gateway, detokenizer)
+//   DEALER to endpoints.executor        -> StepPlan, ExecutorInfoRequest;  <- StepResult, ExecutorInfo
+//   PUSH to endpoints.detokenizer       -> RequestStart, TokenDelta
+//   PUSH to endpoints.gateway           -> ErrorReply (rejected requests), Stats (every 100 ms)
+// At start it asks the executor for the cache geometry and model facts (ExecutorInfo) and is ready
+// once it has them. It keeps up to two plans in flight, so step N+1 is planned and queued at the
+// executor while step N runs (shared/DESIGN.md "Overlap"). docs/scheduler-protocol.md describes
+// this contract for anyone who writes their own scheduling actor.
+#pragma once
+
+#include "runtime/actor.h"
+#include "runtime/config.h"
+
+namespace zinfer::actors {
+
+runtime::ActorBody scheduler_actor(const runtime::Config& config);
+
+}  // namespace zinfer::actors

@@ -1,0 +1,100 @@
+#include "actors/pipeline/tokenize_request.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/model_config.h"
+#include "runtime/logging.h"
+
+namespace zinfer::actors {
+
+TokenizerResources TokenizerResources::load(const std::string& model_dir, int32_t max_model_len_override) {
+  namespace fs = std::filesystem;
+  TokenizerResources r;
+  auto log = runtime::logger("tokenizer");
+  gpu::ModelConfig config = gpu::load_model_config(model_dir);
+  r.vocab_size = config.vocab_size;
+  r.max_model_len = max_model_len_override > 0 ? max_model_len_override
+                                                : static_cast<int32_t>(config.max_position_embeddings);
+  if (fs::exists(fs::path(model_dir) / "tokenizer.json")) {
+    r.tokenizer = tok::Tokenizer::from_file(model_dir);
+    if (fs::exists(fs::path(model_dir) / "tokenizer_config.json")) {
+      try {
+        r.chat = chat::TokenizerChatConfig::load(model_dir);
+      } catch (const std::exception& e) {
+        log->warn("no usable chat template in {}: {} (chat requests will be refused)", model_dir, e.what());
+      }
+    }
+  } else {
+    log->warn("no tokenizer.json in {}: only requests with prompt token ids can be served", model_dir);
+  }
+  return r;
+}
+
+namespace {
+
+protocol::ErrorReply bad_request(uint64_t id, const std::string& kind, const std::string& message) {
+  return protocol::ErrorReply{id, 400, kind, message};
+}
+
+}  // namespace
+
+std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
+    const TokenizerResources& res, const protocol::GenerateRequest& req) {
+  protocol::TokenizedRequest out;
+  out.request_id = req.request_id;
+  out.sampling = req.sampling;
+  out.priority = req.priority;
+  out.arrival_ns = req.arrival_ns;
+  try {
+    if (req.is_chat) {
+      if (!res.tokenizer) return bad_request(req.request_id, "invalid_request", "this model has no tokenizer.json");
+      if (!res.chat) return bad_request(req.request_id, "invalid_request", "this model has no chat template");
+      if (req.messages.empty()) return bad_request(req.request_id, "invalid_request", "'messages' must not be empty");
+      nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+      for (const auto& m : req.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+      nlohmann::ordered_json extra = {{"enable_thinking", req.enable_thinking}};
+      std::string text = chat::apply_chat_template(*res.chat, messages, req.add_generation_prompt, extra);
+      // The template writes the special tokens itself (bos): encode without adding more, as
+      // transformers' apply_chat_template(tokenize=True) does.
+      out.prompt_ids = res.tokenizer->encode(text, /*add_special_tokens=*/false);
+    } else if (!req.prompt_ids.empty()) {
+      out.prompt_ids = req.prompt_ids;
+    } else {
+      if (!res.tokenizer) {
+        return bad_request(req.request_id, "invalid_request", "this model has no tokenizer.json: send prompt token ids");
+      }
+      out.prompt_ids = res.tokenizer->encode(req.prompt, /*add_special_tokens=*/true);
+    }
+  } catch (const std::exception& e) {
+    return bad_request(req.request_id, "invalid_request", std::string("cannot prepare the prompt: ") + e.what());
+  }
+  if (out.prompt_ids.empty()) return bad_request(req.request_id, "invalid_request", "the prompt is empty");
+  for (int32_t id : out.prompt_ids) {
+    if (id < 0 || id >= res.vocab_size) {
+      return bad_request(req.request_id, "invalid_request",
+                         "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(res.vocab_size) + ")");
+    }
+  }
+  const int32_t prompt_len = static_cast<int32_t>(out.prompt_ids.size());
+  if (prompt_len >= res.max_model_len) {
+    return bad_request(req.request_id, "context_length_exceeded",
+                       "This model's maximum context length is " + std::to_string(res.max_model_len) +
+                           " tokens. However, your prompt has " + std::to_string(prompt_len) +
+                           " tokens (no room for any output).");
+  }
+  if (out.sampling.max_tokens <= 0) {
+    out.sampling.max_tokens = res.max_model_len - prompt_len;  // "until the context is full"
+  } else if (prompt_len + out.sampling.max_tokens > res.max_model_len) {
+    return bad_request(req.request_id, "context_length_exceeded",
+                       "This model's maximum context length is " + std::to_string(res.max_model_len) +
+                           " tokens. However, you requested " + std::to_string(prompt_len + out.sampling.max_tokens) +
+                           " tokens (" + std::to_string(prompt_len) + " in the prompt, " +
+                           std::to_string(out.sampling.max_tokens) + " for the completion).");
+  }
+  return out;
+}
+
+}  // namespace zinfer::actors

@@ -1,0 +1,99 @@
+#include "actors/pipeline/zmq_engine_client.h"
+
+#include <chrono>
+
+#include "protocol/envelope.h"
+#include "runtime/context.h"
+#include "runtime/logging.h"
+#include "runtime/messaging.h"
+
+namespace zinfer::actors {
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ZmqEngineClient::ZmqEngineClient(const runtime::Config& config)
+    : to_tokenizer_(runtime::zmq_context(), zmq::socket_type::push),
+      to_scheduler_(runtime::zmq_context(), zmq::socket_type::push),
+      events_(runtime::zmq_context(), zmq::socket_type::pull) {
+  runtime::configure_pipeline_socket(to_tokenizer_);
+  runtime::configure_pipeline_socket(to_scheduler_);
+  runtime::configure_pipeline_socket(events_);
+  events_.bind(config.endpoints.gateway);
+  to_tokenizer_.connect(config.endpoints.tokenizer);
+  to_scheduler_.connect(config.endpoints.scheduler);
+}
+
+void ZmqEngineClient::submit(protocol::GenerateRequest request, gateway::DeltaSink sink) {
+  std::lock_guard lock(mutex_);
+  if (request.arrival_ns == 0) request.arrival_ns = now_ns();
+  pending_[request.request_id] = Pending{std::move(sink), std::max<int32_t>(1, request.sampling.n), 0};
+  runtime::send_message(to_tokenizer_, request);
+}
+
+void ZmqEngineClient::abort(uint64_t request_id) {
+  std::lock_guard lock(mutex_);
+  pending_.erase(request_id);
+  runtime::send_message(to_scheduler_, protocol::Abort{request_id, "abort", -1});
+}
+
+protocol::Stats ZmqEngineClient::stats() {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+bool ZmqEngineClient::healthy() {
+  std::lock_guard lock(mutex_);
+  // The scheduler reports every 100 ms; silence for 5 s means the pipeline is stuck or gone.
+  return last_stats_ns_ != 0 && now_ns() - last_stats_ns_ < 5'000'000'000ll;
+}
+
+void ZmqEngineClient::dispatch() {
+  for (int i = 0; i < 4096; ++i) {
+    auto frame = runtime::recv_frame(events_, true);
+    if (!frame) return;
+    try {
+      protocol::Frame f = protocol::open(*frame);
+      if (f.type() == protocol::MessageType::kStats) {
+        auto s = f.as<protocol::Stats>();
+        std::lock_guard lock(mutex_);
+        stats_ = s;
+        last_stats_ns_ = now_ns();
+        continue;
+      }
+      gateway::DeltaSink sink;
+      gateway::EngineEvent event;
+      {
+        std::lock_guard lock(mutex_);
+        if (f.type() == protocol::MessageType::kTextDelta) {
+          auto d = f.as<protocol::TextDelta>();
+          auto it = pending_.find(d.request_id);
+          if (it == pending_.end()) continue;  // aborted by the gateway: late events are dropped
+          sink = it->second.sink;
+          if (!d.finish_reason.empty() && ++it->second.finished >= it->second.samples) pending_.erase(it);
+          event = std::move(d);
+        } else if (f.type() == protocol::MessageType::kErrorReply) {
+          auto e = f.as<protocol::ErrorReply>();
+          auto it = pending_.find(e.request_id);
+          if (it == pending_.end()) {
+            runtime::logger("gateway")->warn("pipeline error for no known request: {}", e.message);
+            continue;
+          }
+          sink = std::move(it->second.sink);
+          pending_.erase(it);
+          event = std::move(e);
+        } else {
+          continue;
+        }
+      }
+      sink(std::move(event));  // outside the lock: the sink hands the event to its connection
+    } catch (const protocol::ProtocolError& e) {
+      runtime::logger("gateway")->warn("bad frame from the pipeline: {}", e.what());
+    }
+  }
+}
+
+}  // namespace zinfer::actors

@@ -1,0 +1,49 @@
+// The gateway's EngineClient over ZeroMQ: submit() pushes a GenerateRequest to the tokenizer,
+// abort() pushes an Abort to the scheduler, and the events of every request (TextDelta,
+// ErrorReply) plus the scheduler's Stats arrive on one PULL socket bound at endpoints.gateway,
+// which the gateway actor's loop reads and hands to dispatch().
+//
+// Threads: submit/abort/stats run on the HTTP and ZeroMQ-endpoint threads (a mutex guards the two
+// sending sockets and the table of sinks); dispatch runs on the gateway actor's thread.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <zmq.hpp>
+
+#include "gateway/engine_client.h"
+#include "runtime/config.h"
+
+namespace zinfer::actors {
+
+class ZmqEngineClient : public gateway::EngineClient {
+ public:
+  explicit ZmqEngineClient(const runtime::Config& config);
+
+  void submit(protocol::GenerateRequest request, gateway::DeltaSink sink) override;
+  void abort(uint64_t request_id) override;
+  protocol::Stats stats() override;
+  bool healthy() override;
+
+  // The socket the pipeline answers on; the owner polls it and calls dispatch() when readable.
+  zmq::socket_t& events_socket() { return events_; }
+  void dispatch();
+
+ private:
+  struct Pending {
+    gateway::DeltaSink sink;
+    int32_t samples = 1;
+    int32_t finished = 0;
+  };
+  std::mutex mutex_;
+  zmq::socket_t to_tokenizer_;
+  zmq::socket_t to_scheduler_;
+  zmq::socket_t events_;
+  std::unordered_map<uint64_t, Pending> pending_;
+  protocol::Stats stats_;
+  int64_t last_stats_ns_ = 0;
+};
+
+}  // namespace zinfer::actors
