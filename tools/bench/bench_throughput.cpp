@@ -1,13 +1,14 @@
-#include <stdexcept>
-
 #include "tools/bench/commands.h"
+#include "tools/bench/offline.h"
 
 namespace zinfer::bench {
 
 void add_throughput_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("throughput", "throughput benchmark (not yet available)");
-  cmd->allow_extras();
-  cmd->callback([] { throw std::runtime_error("'zinfer-bench throughput' is not yet available"); });
+  auto* cmd = app.add_subcommand("throughput", "N random prompts at once through the actors: requests/s and tokens/s");
+  static OfflineArgs args;
+  add_offline_options(*cmd, args);
+  cmd->add_option("--num-prompts", args.num_prompts)->check(CLI::PositiveNumber);
+  cmd->callback([] { run_throughput(args); });
 }
 
 }  // namespace zinfer::bench

@@ -1,4 +1,6 @@
-// zinfer serve: every configured actor as a thread of this process, until SIGINT/SIGTERM.
+// zinfer serve: every configured actor ([runtime].actors) as a thread of this process, until
+// SIGINT/SIGTERM. Leaving one out lets an external process take its place on its endpoint (e.g. a
+// user's own scheduler, docs/scheduler-protocol.md).
 #include <cstdio>
 
 #include "actors/pipeline/registry.h"
@@ -31,7 +33,7 @@ void add_serve_command(CLI::App& app) {
     runtime::set_log_level(config.runtime.log_level);
     runtime::Supervisor supervisor;
     actors::register_pipeline_actors(supervisor);
-    supervisor.start_threads(config, {"executor", "detokenizer", "scheduler", "tokenizer", "gateway"});
+    supervisor.start_threads(config, config.runtime.actors);
     runtime::logger("zinfer")->info("ready");
     for (;;) {
       int sig = runtime::wait_for_shutdown_signal(std::chrono::milliseconds(500));
