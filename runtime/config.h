@@ -21,7 +21,7 @@ struct ServerConfig {
   std::string zmq_endpoint = "tcp://127.0.0.1:5555";  // native client endpoint ("" = off)
   std::string served_model_name;                      // "" = the model folder's name
   int64_t io_threads = 2;
-  int64_t max_inflight = 4096;                        // more in-flight requests -> 503
+  int64_t max_inflight = 4096;                        // more in-flight requests -> 429
   int64_t max_body_bytes = 8 << 20;                   // larger bodies -> 413
 };
 
