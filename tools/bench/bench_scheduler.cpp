@@ -1,13 +1,360 @@
+// `zinfer-bench scheduler`: the control plane alone. A synthetic executor answers every plan at
+// once (one token per sampling sequence), so what is timed is what the scheduler side costs per
+// step: SchedulerCore::schedule(), the msgpack encode + decode of the StepPlan and of the
+// StepResult (both ends of the socket, in one process), postprocess(), and the encode of the
+// RequestStart/TokenDelta messages it emits. No sockets: the transport is measured by
+// `zinfer-bench runtime`.
+//
+//   zinfer-bench scheduler [--running 1,64,256] [--steps 500] [--prompt-len 128]
+//                          [--queued 10000] [--queued-prompt-len 64] [--queued-max-tokens 32]
+//                          [--json] [--prototype-decode]
+//
+// Part 1, for each count R of --running: R requests are admitted and prefilled (untimed), then
+// --steps decode steps of all R sequences are timed, per phase. Part 2: --queued requests are
+// queued at once (max_num_seqs 256, max_num_batched_tokens 2048) and run to the end; it reports
+// steps/s while the queue is deep (the first 1000 steps) and over the whole run.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <cstdio>
+#include <numeric>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "actors/scheduler/scheduler_core.h"
+#include "protocol/envelope.h"
 #include "tools/bench/commands.h"
 
 namespace zinfer::bench {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using scheduler::SchedulerConfig;
+using scheduler::SchedulerCore;
+
+struct SchedulerBenchOptions {
+  std::vector<int> running = {1, 64, 256};
+  int steps = 500;
+  int prompt_len = 128;
+  int queued = 10000;
+  int queued_prompt_len = 64;
+  int queued_max_tokens = 32;
+  bool json = false;
+  bool prototype_decode = false;
+};
+
+// Nanoseconds spent in each phase of one step.
+struct StepPhases {
+  double schedule = 0, encode_plan = 0, decode_plan = 0, encode_result = 0, decode_result = 0, postprocess = 0,
+         emit = 0;
+  double total() const {
+    return schedule + encode_plan + decode_plan + encode_result + decode_result + postprocess + emit;
+  }
+};
+
+double ns_between(Clock::time_point a, Clock::time_point b) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+}
+
+// ---- a prototype decoder, for comparison only ---------------------------------------------------
+// msgpack-c's MSGPACK_DEFINE_MAP decodes a struct by first copying every key into a
+// std::map<std::string, object*>, which dominates the plan's decode at 256 sequences. These
+// functions read the very same wire format (maps with named fields; unknown keys skipped, missing
+// ones left at their defaults) by dispatching on the key bytes instead. `--prototype-decode`
+// times them next to the protocol's decoder, to size the gain of such a decoder in protocol/.
+template <class F>
+void for_each_field(const msgpack::object& o, F&& f) {
+  if (o.type != msgpack::type::MAP) throw msgpack::type_error();
+  for (uint32_t i = 0; i < o.via.map.size; ++i) {
+    const auto& kv = o.via.map.ptr[i];
+    if (kv.key.type != msgpack::type::STR) throw msgpack::type_error();
+    f(std::string_view(kv.key.via.str.ptr, kv.key.via.str.size), kv.val);
+  }
+}
+
+template <class T, class F>
+void read_array(const msgpack::object& o, std::vector<T>& out, F&& read_one) {
+  if (o.type != msgpack::type::ARRAY) throw msgpack::type_error();
+  out.resize(o.via.array.size);
+  for (uint32_t i = 0; i < o.via.array.size; ++i) read_one(o.via.array.ptr[i], out[i]);
+}
+
+void read_copy(const msgpack::object& o, protocol::BlockCopy& c) {
+  for_each_field(o, [&](std::string_view k, const msgpack::object& v) {
+    if (k == "src") v.convert(c.src);
+    else if (k == "dst") v.convert(c.dst);
+  });
+}
+
+void read_work(const msgpack::object& o, protocol::SeqWork& w) {
+  for_each_field(o, [&](std::string_view k, const msgpack::object& v) {
+    if (k == "seq_id") v.convert(w.seq_id);
+    else if (k == "token_ids") v.convert(w.token_ids);
+    else if (k == "use_last_sampled") v.convert(w.use_last_sampled);
+    else if (k == "num_tokens") v.convert(w.num_tokens);
+    else if (k == "start_pos") v.convert(w.start_pos);
+    else if (k == "block_table") v.convert(w.block_table);
+    else if (k == "sample") v.convert(w.sample);
+    else if (k == "temperature") v.convert(w.temperature);
+    else if (k == "top_p") v.convert(w.top_p);
+    else if (k == "top_k") v.convert(w.top_k);
+    else if (k == "seed") v.convert(w.seed);
+    else if (k == "sample_index") v.convert(w.sample_index);
+    else if (k == "top_logprobs") v.convert(w.top_logprobs);
+  });
+}
+
+protocol::StepPlan read_plan(std::string_view wire) {
+  protocol::Frame f = protocol::open(wire);
+  protocol::StepPlan p;
+  for_each_field(f.payload(), [&](std::string_view k, const msgpack::object& v) {
+    if (k == "step_id") v.convert(p.step_id);
+    else if (k == "seqs") read_array(v, p.seqs, read_work);
+    else if (k == "swap_out") read_array(v, p.swap_out, read_copy);
+    else if (k == "swap_in") read_array(v, p.swap_in, read_copy);
+    else if (k == "copy") read_array(v, p.copy, read_copy);
+    else if (k == "finished") v.convert(p.finished);
+  });
+  return p;
+}
+
+protocol::StepResult read_result(std::string_view wire) {
+  protocol::Frame f = protocol::open(wire);
+  protocol::StepResult r;
+  for_each_field(f.payload(), [&](std::string_view k, const msgpack::object& v) {
+    if (k == "step_id") v.convert(r.step_id);
+    else if (k == "forward_us") v.convert(r.forward_us);
+    else if (k == "error") v.convert(r.error);
+    else if (k == "outputs") {
+      read_array(v, r.outputs, [](const msgpack::object& o, protocol::SeqOutput& out) {
+        for_each_field(o, [&](std::string_view k2, const msgpack::object& v2) {
+          if (k2 == "seq_id") v2.convert(out.seq_id);
+          else if (k2 == "token") v2.convert(out.token);
+          else if (k2 == "logprob") v2.convert(out.logprob);
+          else if (k2 == "top_logprobs") v2.convert(out.top_logprobs);
+        });
+      });
+    }
+  });
+  return r;
+}
+
+// The synthetic executor: one token per sampling sequence, a value that never stops a request.
+protocol::StepResult answer(const protocol::StepPlan& plan) {
+  protocol::StepResult r;
+  r.step_id = plan.step_id;
+  r.outputs.reserve(plan.seqs.size());
+  for (const auto& w : plan.seqs) {
+    if (!w.sample) continue;
+    protocol::SeqOutput o;
+    o.seq_id = w.seq_id;
+    o.token = static_cast<int32_t>(1000 + (w.seq_id * 31 + static_cast<uint64_t>(w.sample_index)) % 30000);
+    o.logprob = -0.5f;
+    r.outputs.push_back(std::move(o));
+  }
+  return r;
+}
+
+// One step through the whole control plane. Returns false when there was nothing to plan.
+bool run_step(SchedulerCore& core, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr,
+              bool prototype_decode = false) {
+  auto t0 = Clock::now();
+  auto plan = core.schedule();
+  auto t1 = Clock::now();
+  if (!plan) return false;
+  std::string plan_wire = protocol::encode(*plan);
+  auto t2 = Clock::now();
+  auto received = prototype_decode ? read_plan(plan_wire) : protocol::decode<protocol::StepPlan>(plan_wire);
+  auto t3 = Clock::now();
+  protocol::StepResult result = answer(received);  // the executor: not control plane
+  auto t4 = Clock::now();
+  std::string result_wire = protocol::encode(result);
+  auto t5 = Clock::now();
+  auto result_back = prototype_decode ? read_result(result_wire) : protocol::decode<protocol::StepResult>(result_wire);
+  auto t6 = Clock::now();
+  scheduler::SchedulerOutput out = core.postprocess(result_back);
+  auto t7 = Clock::now();
+  size_t emitted = 0;
+  for (const auto& s : out.starts) emitted += protocol::encode(s).size();
+  for (const auto& d : out.deltas) emitted += protocol::encode(d).size();
+  auto t8 = Clock::now();
+  ph.schedule = ns_between(t0, t1);
+  ph.encode_plan = ns_between(t1, t2);
+  ph.decode_plan = ns_between(t2, t3);
+  ph.encode_result = ns_between(t4, t5);
+  ph.decode_result = ns_between(t5, t6);
+  ph.postprocess = ns_between(t6, t7);
+  ph.emit = ns_between(t7, t8);
+  if (plan_seqs) *plan_seqs = received.seqs.size();
+  if (wire_bytes) *wire_bytes = plan_wire.size() + result_wire.size() + emitted;
+  return true;
+}
+
+protocol::TokenizedRequest synthetic_request(uint64_t id, int prompt_len, int max_tokens) {
+  protocol::TokenizedRequest r;
+  r.request_id = id;
+  // Distinct prompts: no prefix-cache hits flatter the numbers.
+  for (int i = 0; i < prompt_len; ++i) r.prompt_ids.push_back(static_cast<int32_t>((id * 7919 + i * 104729) % 30000 + 5));
+  r.sampling.max_tokens = max_tokens;
+  r.sampling.ignore_eos = true;
+  r.sampling.temperature = 0.0f;
+  return r;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+nlohmann::json bench_running(int running, const SchedulerBenchOptions& o, bool prototype_decode) {
+  const int warm = running * o.prompt_len / 2048 + 8;
+  const int max_tokens = warm + o.steps + 16;
+  SchedulerConfig c;
+  c.max_num_seqs = running;
+  c.max_num_batched_tokens = 2048;
+  c.max_model_len = o.prompt_len + max_tokens + 16;
+  c.num_device_blocks = running * ((c.max_model_len + 15) / 16) + 16;
+  c.max_plans_in_flight = 1;
+  SchedulerCore core(c);
+  for (int i = 0; i < running; ++i) core.add_request(synthetic_request(static_cast<uint64_t>(i + 1), o.prompt_len, max_tokens));
+  StepPhases ph;
+  for (int i = 0; i < warm; ++i) run_step(core, ph);
+  std::vector<StepPhases> samples;
+  samples.reserve(o.steps);
+  size_t bytes_total = 0;
+  for (int i = 0; i < o.steps; ++i) {
+    size_t seqs = 0, bytes = 0;
+    if (!run_step(core, ph, &seqs, &bytes, prototype_decode)) throw std::runtime_error("scheduler bench: no plan while timing");
+    if (seqs != static_cast<size_t>(running)) {
+      throw std::runtime_error("scheduler bench: a timed step ran " + std::to_string(seqs) + " sequences, not " +
+                               std::to_string(running));
+    }
+    bytes_total += bytes;
+    samples.push_back(ph);
+  }
+  // Medians: the development machine is shared, so a mean mostly measures other people's jobs.
+  auto median_of = [&](double StepPhases::*field) {
+    std::vector<double> v;
+    for (const auto& p : samples) v.push_back(p.*field / 1000.0);
+    return percentile(std::move(v), 0.5);
+  };
+  std::vector<double> totals;
+  for (const auto& p : samples) totals.push_back(p.total() / 1000.0);
+  nlohmann::json j;
+  j["running"] = running;
+  j["decoder"] = prototype_decode ? "prototype" : "protocol";
+  j["steps"] = o.steps;
+  j["prompt_len"] = o.prompt_len;
+  j["us_per_step_mean"] = std::accumulate(totals.begin(), totals.end(), 0.0) / totals.size();
+  j["us_per_step_p50"] = percentile(totals, 0.5);
+  j["us_per_step_p99"] = percentile(totals, 0.99);
+  j["us_schedule"] = median_of(&StepPhases::schedule);
+  j["us_encode_plan"] = median_of(&StepPhases::encode_plan);
+  j["us_decode_plan"] = median_of(&StepPhases::decode_plan);
+  j["us_encode_result"] = median_of(&StepPhases::encode_result);
+  j["us_decode_result"] = median_of(&StepPhases::decode_result);
+  j["us_postprocess"] = median_of(&StepPhases::postprocess);
+  j["us_emit_deltas"] = median_of(&StepPhases::emit);
+  j["wire_bytes_per_step"] = static_cast<double>(bytes_total) / o.steps;
+  return j;
+}
+
+nlohmann::json bench_queued(const SchedulerBenchOptions& o) {
+  SchedulerConfig c;
+  c.max_num_seqs = 256;
+  c.max_num_batched_tokens = 2048;
+  c.max_model_len = o.queued_prompt_len + o.queued_max_tokens + 16;
+  c.num_device_blocks = 256 * ((c.max_model_len + 15) / 16) + 64;
+  c.max_plans_in_flight = 1;
+  SchedulerCore core(c);
+  auto a0 = Clock::now();
+  for (int i = 0; i < o.queued; ++i) {
+    core.add_request(synthetic_request(static_cast<uint64_t>(i + 1), o.queued_prompt_len, o.queued_max_tokens));
+  }
+  auto a1 = Clock::now();
+  StepPhases ph;
+  int64_t steps = 0;
+  double deep_seconds = 0;
+  const int64_t deep_steps = 1000;
+  auto r0 = Clock::now();
+  while (run_step(core, ph)) {
+    if (++steps == deep_steps) deep_seconds = ns_between(r0, Clock::now()) / 1e9;
+  }
+  const double seconds = ns_between(r0, Clock::now()) / 1e9;
+  if (core.has_unfinished()) throw std::runtime_error("scheduler bench: requests left after the queue drained");
+  nlohmann::json j;
+  j["queued"] = o.queued;
+  j["prompt_len"] = o.queued_prompt_len;
+  j["max_tokens"] = o.queued_max_tokens;
+  j["add_request_us_each"] = ns_between(a0, a1) / 1000.0 / o.queued;
+  j["steps"] = steps;
+  j["seconds"] = seconds;
+  j["steps_per_s"] = steps / seconds;
+  j["requests_per_s"] = o.queued / seconds;
+  j["generated_tokens_per_s"] = static_cast<double>(o.queued) * o.queued_max_tokens / seconds;
+  if (deep_seconds > 0) j["steps_per_s_first_1000"] = deep_steps / deep_seconds;
+  return j;
+}
+
+void run_scheduler_bench(const SchedulerBenchOptions& o) {
+  if (o.steps < 1 || o.prompt_len < 1 || o.queued < 0 || o.queued_prompt_len < 1 || o.queued_max_tokens < 1) {
+    throw std::invalid_argument("scheduler bench: --steps, --prompt-len, --queued-prompt-len and --queued-max-tokens must be >= 1");
+  }
+  nlohmann::json report;
+  report["running"] = nlohmann::json::array();
+  for (int r : o.running) {
+    if (r < 1) throw std::invalid_argument("scheduler bench: --running values must be >= 1, got " + std::to_string(r));
+    report["running"].push_back(bench_running(r, o, false));
+    if (o.prototype_decode) report["running"].push_back(bench_running(r, o, true));
+  }
+  if (o.queued > 0) report["queued"] = bench_queued(o);
+  if (o.json) {
+    std::printf("%s\n", report.dump(2).c_str());
+    return;
+  }
+  std::printf("control plane per step (us over %d decode steps, prompt %d tokens; phases are medians)\n", o.steps, o.prompt_len);
+  std::printf("%8s %9s %8s %8s %8s | %8s %8s %8s %8s %8s %8s %8s | %10s\n", "running", "decoder", "mean", "p50", "p99", "sched",
+              "enc_plan", "dec_plan", "enc_res", "dec_res", "post", "emit", "bytes/step");
+  for (const auto& j : report["running"]) {
+    std::printf("%8d %9s %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f | %10.0f\n",
+                j["running"].get<int>(), j["decoder"].get<std::string>().c_str(),
+                j["us_per_step_mean"].get<double>(), j["us_per_step_p50"].get<double>(),
+                j["us_per_step_p99"].get<double>(), j["us_schedule"].get<double>(), j["us_encode_plan"].get<double>(),
+                j["us_decode_plan"].get<double>(), j["us_encode_result"].get<double>(),
+                j["us_decode_result"].get<double>(), j["us_postprocess"].get<double>(),
+                j["us_emit_deltas"].get<double>(), j["wire_bytes_per_step"].get<double>());
+  }
+  if (report.contains("queued")) {
+    const auto& q = report["queued"];
+    std::printf("\n%d queued requests (prompt %d, max_tokens %d): %lld steps in %.3f s = %.0f steps/s "
+                "(first 1000 steps: %.0f steps/s), %.0f requests/s, add_request %.2f us each\n",
+                q["queued"].get<int>(), q["prompt_len"].get<int>(), q["max_tokens"].get<int>(),
+                static_cast<long long>(q["steps"].get<int64_t>()), q["seconds"].get<double>(),
+                q["steps_per_s"].get<double>(), q.value("steps_per_s_first_1000", 0.0),
+                q["requests_per_s"].get<double>(), q["add_request_us_each"].get<double>());
+  }
+}
+
+}  // namespace
+
 void add_scheduler_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("scheduler", "scheduler benchmark (not yet available)");
-  cmd->allow_extras();
-  cmd->callback([] { throw std::runtime_error("'zinfer-bench scheduler' is not yet available"); });
+  auto opts = std::make_shared<SchedulerBenchOptions>();
+  auto* cmd = app.add_subcommand("scheduler", "control-plane cost per step: scheduler + KV manager + message codecs");
+  cmd->add_option("--running", opts->running, "running sequence counts to time (comma separated)")->delimiter(',');
+  cmd->add_option("--steps", opts->steps, "timed decode steps per count");
+  cmd->add_option("--prompt-len", opts->prompt_len, "prompt tokens of each running sequence");
+  cmd->add_option("--queued", opts->queued, "requests queued at once for the steps/s run (0: skip)");
+  cmd->add_option("--queued-prompt-len", opts->queued_prompt_len, "prompt tokens of each queued request");
+  cmd->add_option("--queued-max-tokens", opts->queued_max_tokens, "tokens generated by each queued request");
+  cmd->add_flag("--json", opts->json, "print the results as JSON");
+  cmd->add_flag("--prototype-decode", opts->prototype_decode,
+                "also time a key-dispatch decoder of the same wire format (a proposal for protocol/)");
+  cmd->callback([opts] { run_scheduler_bench(*opts); });
 }
 
 }  // namespace zinfer::bench

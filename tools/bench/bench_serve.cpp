@@ -1,13 +1,253 @@
+// `zinfer-bench serve`: a load generator for a running server, with the flags of vLLM's
+// benchmark_serving where the concept is the same. The work is in tools/bench/lib/ (datasets,
+// arrival, clients, metrics, report); this file is the command line and zinfer's tokenizer.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
 #include <stdexcept>
 
+#include "actors/tokenizer/tokenizer.h"
 #include "tools/bench/commands.h"
+#include "tools/bench/lib/datasets.h"
+#include "tools/bench/lib/load_runner.h"
+#include "tools/bench/lib/openai_client.h"
+#include "tools/bench/lib/report.h"
+#include "tools/bench/lib/zmq_client.h"
 
 namespace zinfer::bench {
+namespace {
+
+// zinfer's tokenizer as the datasets see it: encoding without special tokens (the server adds
+// its own), decoding with them skipped.
+class ZinferTokenCodec : public TokenCodec {
+ public:
+  explicit ZinferTokenCodec(std::shared_ptr<const tok::Tokenizer> t) : tok_(std::move(t)) {}
+  int32_t vocab_size() const override { return tok_->vocab_size(); }
+  bool is_special(int32_t id) const override { return tok_->is_special(id); }
+  std::vector<int32_t> encode(std::string_view text) const override { return tok_->encode(text, false); }
+  std::string decode(std::span<const int32_t> ids) const override { return tok_->decode(ids, true); }
+
+ private:
+  std::shared_ptr<const tok::Tokenizer> tok_;
+};
+
+struct ServeArgs {
+  std::string backend = "openai";
+  std::string base_url;
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  std::string endpoint;
+  std::string model;
+  std::string served_model_name;
+  std::string tokenizer;
+  std::string dataset_name = "random";
+  std::string dataset_path;
+  int num_prompts = 1000;
+  int random_input_len = 1024;
+  int random_output_len = 128;
+  double random_range_ratio = 0.0;
+  int sharegpt_output_len = 0;
+  std::string request_rate = "inf";
+  double burstiness = 1.0;
+  int max_concurrency = 0;
+  uint64_t seed = 0;
+  bool save_result = false;
+  std::string result_dir;
+  std::string result_filename;
+  std::vector<std::string> metadata;
+  std::vector<std::string> goodput;
+  std::string percentile_metrics = "ttft,tpot,itl,e2el";
+  std::string metric_percentiles = "90,99";
+  bool ignore_eos = false;
+  bool disable_tqdm = false;
+  int client_threads = 2;
+  std::string api_key;
+};
+
+double parse_rate(const std::string& text) {
+  if (text == "inf" || text == "INF" || text == "Inf") return std::numeric_limits<double>::infinity();
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--request-rate '" + text + "' is neither a positive number nor inf");
+}
+
+std::string utc_stamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+std::vector<BenchRequest> make_requests(const ServeArgs& a, const TokenCodec& codec) {
+  if (a.dataset_name == "random") {
+    RandomDatasetOptions o;
+    o.num_prompts = a.num_prompts;
+    o.input_len = a.random_input_len;
+    o.output_len = a.random_output_len;
+    o.range_ratio = a.random_range_ratio;
+    o.seed = a.seed;
+    return random_dataset(codec, o);
+  }
+  if (a.dataset_name == "sharegpt") {
+    if (a.dataset_path.empty()) throw std::invalid_argument("--dataset-name sharegpt needs --dataset-path");
+    ShareGptOptions o;
+    o.num_prompts = a.num_prompts;
+    if (a.sharegpt_output_len > 0) o.output_len = a.sharegpt_output_len;
+    o.seed = a.seed;
+    auto rs = sharegpt_dataset(a.dataset_path, codec, o);
+    if (static_cast<int>(rs.size()) < a.num_prompts) {
+      std::fprintf(stderr, "zinfer-bench: only %zu conversations of '%s' pass the filter (asked for %d)\n", rs.size(),
+                   a.dataset_path.c_str(), a.num_prompts);
+    }
+    // The fit that synthetic-chat's built-in parameters stand for, to refit them on this file.
+    std::vector<int> ins, outs;
+    for (const auto& r : rs) {
+      ins.push_back(r.prompt_len);
+      outs.push_back(r.output_len);
+    }
+    const auto fi = fit_lognormal(ins), fo = fit_lognormal(outs);
+    std::fprintf(stderr, "zinfer-bench: lognormal fit of this sample: input mu %.3f sigma %.3f, output mu %.3f sigma %.3f\n",
+                 fi.mu, fi.sigma, fo.mu, fo.sigma);
+    return rs;
+  }
+  if (a.dataset_name == "synthetic-chat") {
+    SyntheticChatOptions o;
+    o.num_prompts = a.num_prompts;
+    if (a.sharegpt_output_len > 0) o.output_len = a.sharegpt_output_len;
+    o.seed = a.seed;
+    return synthetic_chat_dataset(codec, o);
+  }
+  throw std::invalid_argument("unknown --dataset-name '" + a.dataset_name + "' (random, sharegpt, synthetic-chat)");
+}
+
+void run_serve(const ServeArgs& a) {
+  if (a.model.empty()) throw std::invalid_argument("--model is required (the model name, or its folder for the tokenizer)");
+  const std::string tokenizer_path = a.tokenizer.empty() ? a.model : a.tokenizer;
+  auto codec = std::make_unique<ZinferTokenCodec>(tok::Tokenizer::from_file(tokenizer_path));
+  const double rate = parse_rate(a.request_rate);
+  const auto slo = parse_goodput(a.goodput);
+
+  RunInfo info;
+  info.backend = a.backend;
+  info.model = a.model;
+  info.tokenizer = tokenizer_path;
+  info.dataset = a.dataset_name;
+  info.num_prompts = a.num_prompts;
+  info.request_rate = rate;
+  info.burstiness = a.burstiness;
+  if (a.max_concurrency > 0) info.max_concurrency = a.max_concurrency;
+  info.seed = a.seed;
+  info.date = utc_stamp();
+  info.metadata = parse_metadata(a.metadata);
+  info.percentile_metrics = parse_percentile_metrics(a.percentile_metrics);
+  info.metric_percentiles = parse_metric_percentiles(a.metric_percentiles);
+
+  std::unique_ptr<Backend> backend;
+  if (a.backend == "openai" || a.backend == "openai-chat") {
+    const bool chat = a.backend == "openai-chat";
+    info.base_url = a.base_url.empty() ? "http://" + a.host + ":" + std::to_string(a.port) : a.base_url;
+    info.endpoint = !a.endpoint.empty() ? a.endpoint : chat ? "/v1/chat/completions" : "/v1/completions";
+    std::string key = a.api_key;
+    if (key.empty()) {
+      if (const char* env = std::getenv("OPENAI_API_KEY")) key = env;
+    }
+    backend = std::make_unique<OpenAIBackend>(info.base_url, info.endpoint, chat ? ApiKind::kChat : ApiKind::kCompletions,
+                                              a.client_threads, key);
+  } else if (a.backend == "zinfer-zmq") {
+    info.base_url = a.base_url.empty() ? "tcp://" + a.host + ":" + std::to_string(a.port) : a.base_url;
+    backend = std::make_unique<ZmqBackend>(info.base_url);
+  } else {
+    throw std::invalid_argument("unknown --backend '" + a.backend + "' (openai, openai-chat, zinfer-zmq)");
+  }
+
+  const auto requests = make_requests(a, *codec);
+  if (std::isinf(rate)) {
+    std::printf("Traffic request rate: inf\n");
+  } else {
+    std::printf("Traffic request rate: %g\n", rate);
+  }
+  std::printf("Burstiness factor: %g (%s)\n", a.burstiness, a.burstiness == 1.0 ? "Poisson process" : "Gamma distribution");
+  std::printf("Maximum request concurrency: %s\n", a.max_concurrency > 0 ? std::to_string(a.max_concurrency).c_str() : "None");
+  std::fflush(stdout);
+
+  LoadOptions lo;
+  // zinfer's native endpoint takes an empty model as "the served model" and answers 404 to any
+  // other name, so --model (often a folder, for the tokenizer) is sent only through the OpenAI API.
+  lo.model = !a.served_model_name.empty() ? a.served_model_name : a.backend == "zinfer-zmq" ? "" : a.model;
+  lo.request_rate = rate;
+  lo.burstiness = a.burstiness;
+  lo.max_concurrency = info.max_concurrency;
+  lo.seed = a.seed;
+  lo.ignore_eos = a.ignore_eos;
+  lo.progress = !a.disable_tqdm;
+  LoadResult result = run_load(*backend, requests, lo);
+  backend.reset();
+  count_output_tokens(result.records, *codec);
+  const Summary summary = summarize(result.records, result.duration_s, slo);
+  std::fputs(format_summary(summary, info).c_str(), stdout);
+  std::fflush(stdout);
+
+  if (a.save_result) {
+    std::filesystem::path dir = a.result_dir.empty() ? "." : a.result_dir;
+    std::filesystem::create_directories(dir);
+    const auto path = dir / (a.result_filename.empty() ? default_result_filename(info) : a.result_filename);
+    std::ofstream out(path);
+    if (!out) throw std::runtime_error("cannot write result file '" + path.string() + "'");
+    out << result_json(summary, info, result.records).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::fprintf(stderr, "zinfer-bench: result saved to %s\n", path.string().c_str());
+  }
+}
+
+}  // namespace
 
 void add_serve_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("serve", "serve benchmark (not yet available)");
-  cmd->allow_extras();
-  cmd->callback([] { throw std::runtime_error("'zinfer-bench serve' is not yet available"); });
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve", "load generator for a running server (vLLM benchmark_serving's flags)");
+  cmd->add_option("--backend", args->backend, "openai | openai-chat | zinfer-zmq")->capture_default_str();
+  cmd->add_option("--base-url", args->base_url, "server URL (http://HOST:PORT, or tcp://HOST:PORT for zinfer-zmq); overrides --host/--port");
+  cmd->add_option("--host", args->host)->capture_default_str();
+  cmd->add_option("--port", args->port)->capture_default_str();
+  cmd->add_option("--endpoint", args->endpoint, "API path (default /v1/completions, or /v1/chat/completions for openai-chat)");
+  cmd->add_option("--model", args->model, "model name sent to the server; also the default tokenizer path")->required();
+  cmd->add_option("--served-model-name", args->served_model_name, "name sent to the server instead of --model");
+  cmd->add_option("--tokenizer", args->tokenizer, "tokenizer.json or a folder holding one (default: --model)");
+  cmd->add_option("--dataset-name", args->dataset_name, "random | sharegpt | synthetic-chat")->capture_default_str();
+  cmd->add_option("--dataset-path", args->dataset_path, "ShareGPT_V3 JSON file for --dataset-name sharegpt");
+  cmd->add_option("--num-prompts", args->num_prompts)->capture_default_str();
+  cmd->add_option("--random-input-len", args->random_input_len)->capture_default_str();
+  cmd->add_option("--random-output-len", args->random_output_len)->capture_default_str();
+  cmd->add_option("--random-range-ratio", args->random_range_ratio, "lengths uniform in [L*(1-r), L*(1+r)], r in [0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--sharegpt-output-len", args->sharegpt_output_len, "fixed output length for sharegpt / synthetic-chat");
+  cmd->add_option("--request-rate", args->request_rate, "requests per second (Poisson/gamma arrivals) or inf")->capture_default_str();
+  cmd->add_option("--burstiness", args->burstiness, "gamma shape of the intervals; 1 = Poisson")->capture_default_str();
+  cmd->add_option("--max-concurrency", args->max_concurrency, "most requests in flight at once (0 = no limit)");
+  cmd->add_option("--seed", args->seed)->capture_default_str();
+  cmd->add_flag("--save-result", args->save_result, "write the result JSON");
+  cmd->add_option("--result-dir", args->result_dir, "folder of the result JSON (default: current)");
+  cmd->add_option("--result-filename", args->result_filename);
+  cmd->add_option("--metadata", args->metadata, "KEY=VALUE items stored in the result JSON");
+  cmd->add_option("--goodput", args->goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS");
+  cmd->add_option("--percentile-metrics", args->percentile_metrics, "metrics whose percentiles the table shows")
+      ->capture_default_str();
+  cmd->add_option("--metric-percentiles", args->metric_percentiles, "percentiles the table shows, e.g. 50,90,99")
+      ->capture_default_str();
+  cmd->add_flag("--ignore-eos", args->ignore_eos, "ask the server to generate max_tokens regardless of EOS");
+  cmd->add_flag("--disable-tqdm", args->disable_tqdm, "no progress bar");
+  cmd->add_option("--num-client-threads", args->client_threads, "I/O threads of the HTTP client")->capture_default_str();
+  cmd->add_option("--api-key", args->api_key, "bearer token (default: $OPENAI_API_KEY)");
+  cmd->callback([args] { run_serve(*args); });
 }
 
 }  // namespace zinfer::bench
