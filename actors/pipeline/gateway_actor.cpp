@@ -2,7 +2,9 @@
 
 #include <filesystem>
 
+#include "actors/executor/executor_actor.h"
 #include "actors/pipeline/zmq_engine_client.h"
+#include "gpu/model_config.h"
 #include "gateway/gateway.h"
 #include "runtime/context.h"
 #include "runtime/logging.h"
@@ -29,10 +31,15 @@ runtime::ActorBody gateway_actor(const runtime::Config& config) {
     options.http.io_threads = static_cast<int>(config.server.io_threads);
     options.http.max_body_bytes = static_cast<size_t>(config.server.max_body_bytes);
     options.http.max_in_flight = static_cast<int>(config.server.max_inflight);
+    // The context length lets the gateway check prompts early and fill in max_tokens for chat
+    // requests that give none ("until the context is full").
+    const int max_model_len = effective_max_model_len(config, gpu::load_model_config(config.model.path));
+    options.http.max_model_len = max_model_len;
     options.enable_zmq = !config.server.zmq_endpoint.empty();
     options.zmq.bind = config.server.zmq_endpoint;
     options.zmq.served_model_name = options.http.served_model_name;
     options.zmq.max_in_flight = static_cast<int>(config.server.max_inflight);
+    options.zmq.max_model_len = max_model_len;
     gateway::Gateway gw(engine, options, &runtime::zmq_context());
     gw.start();
     log->info("serving model '{}' on http://{}:{}{}", options.http.served_model_name, config.server.host,

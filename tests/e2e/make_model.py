@@ -1,0 +1,23 @@
+"""e2e fixture: writes the default model (zinfer make-model) into the build folder unless a
+complete one is already there, so that the e2e tests do not depend on the checkout's models/."""
+
+import os
+import subprocess
+import sys
+
+NEEDED = ("config.json", "model.safetensors", "tokenizer.json")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: make_model.py ZINFER OUT_DIR", file=sys.stderr)
+        return 2
+    zinfer, out = sys.argv[1], sys.argv[2]
+    if all(os.path.isfile(os.path.join(out, f)) for f in NEEDED):
+        print(f"{out}: already has {', '.join(NEEDED)}")
+        return 0
+    return subprocess.run([zinfer, "make-model", "--out", out], timeout=600).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
