@@ -1,0 +1,233 @@
+// SchedulerCore::schedule(): the plan of one step (the order of decisions is described in
+// scheduler_core.h).
+#include <algorithm>
+#include <stdexcept>
+
+#include "actors/scheduler/scheduler_core.h"
+
+namespace zinfer::scheduler {
+
+bool SchedulerCore::is_unforked_leader(const Sequence& s) const {
+  return s.index == 0 && s.request->sampling.n > 1 && !s.request->forked;
+}
+
+// The length the sequence's KV must reach before it can sample next: all its tokens (counting
+// the one in flight), or, for sample 0 of an n > 1 request before the fork, the prompt but its
+// last token (each sample computes that one itself).
+int32_t SchedulerCore::target_len(const Sequence& s) const {
+  return is_unforked_leader(s) ? s.num_prompt() - 1 : s.total_len();
+}
+
+// True when the token in flight is the sequence's last whatever its value (max_tokens or
+// max_model_len reached): it gets no more work, its result will finish it.
+bool SchedulerCore::awaits_last_result(const Sequence& s) const {
+  return s.num_outputs() + s.num_pending >= s.request->sampling.max_tokens || s.total_len() >= config_.max_model_len;
+}
+
+std::optional<protocol::StepPlan> SchedulerCore::schedule() {
+  if (static_cast<int32_t>(in_flight_.size()) >= config_.max_plans_in_flight) return std::nullopt;
+  StepBuilder b;
+  step_counter_ = next_step_id_;
+  b.plan.step_id = next_step_id_;
+  b.record.step_id = next_step_id_;
+  b.budget = config_.max_num_batched_tokens;
+  const size_t expected = std::min<size_t>(running_.size() + 8, static_cast<size_t>(config_.max_num_seqs));
+  b.plan.seqs.reserve(expected);
+  b.record.works.reserve(expected);
+
+  schedule_running(b, /*decodes=*/true);
+  schedule_running(b, /*decodes=*/false);
+  if (!b.preempted_any) {
+    schedule_swapped(b);
+    // Swapped sequences go first: nothing new is admitted while one of them waits for room.
+    if (swapped_.empty()) schedule_waiting(b);
+    if (b.forked_ready) schedule_running(b, /*decodes=*/true);
+  }
+  std::erase_if(running_, [](const Sequence* s) { return s->status != SeqStatus::kRunning; });
+
+  auto& p = b.plan;
+  if (p.seqs.empty() && p.swap_out.empty() && p.swap_in.empty() && p.copy.empty()) return std::nullopt;
+  p.finished = std::move(finished_for_executor_);
+  finished_for_executor_.clear();
+  ++next_step_id_;
+  ++steps_;
+  in_flight_.push_back(std::move(b.record));
+  return std::move(b.plan);
+}
+
+void SchedulerCore::schedule_running(StepBuilder& b, bool decodes) {
+  const uint64_t step = b.plan.step_id;
+  // Index loop: fork_samples appends to running_ (those samples wait for the next step).
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Sequence& s = *running_[i];
+    if (s.status != SeqStatus::kRunning || s.scheduled_step == step || s.not_before_step > step) continue;
+    if (awaits_last_result(s)) continue;
+    const int32_t remaining = target_len(s) - s.num_computed;
+    if (remaining <= 0 || (remaining == 1) != decodes) continue;
+    if (b.num_seqs >= config_.max_num_seqs || b.budget <= 0) return;
+    const int32_t num_new = std::min(remaining, b.budget);
+    if (!allocate_or_preempt(b, s, s.num_computed + num_new)) continue;
+    emit_work(b, s, num_new);
+  }
+}
+
+void SchedulerCore::schedule_swapped(StepBuilder& b) {
+  while (!swapped_.empty() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
+    Sequence& s = **swapped_.begin();
+    if (s.num_pending > 0) break;  // its token in flight must be known before it runs again
+    const int32_t num_new = std::max(0, std::min(target_len(s) - s.num_computed, b.budget));
+    const int32_t host_blocks = static_cast<int32_t>(kv_.block_table(s.seq_id).size());
+    const int32_t reserve = std::max(0, kv_.blocks_for(s.num_computed + num_new) - host_blocks);
+    const kv::SwapPlan in = kv_.plan_swap_in(s.seq_id, reserve);
+    if (!in.feasible) break;
+    auto copies = kv_.commit_swap_in(in);
+    b.plan.swap_in.insert(b.plan.swap_in.end(), copies.begin(), copies.end());
+    swapped_.erase(swapped_.begin());
+    s.status = SeqStatus::kRunning;
+    running_.push_back(&s);
+    if (num_new == 0) continue;
+    const kv::AllocationPlan alloc = kv_.plan_allocation(s.seq_id, s.num_computed + num_new);
+    if (!alloc.feasible) throw std::logic_error("scheduler: swap-in reserved too few blocks");
+    auto a = kv_.commit(alloc);
+    b.plan.copy.insert(b.plan.copy.end(), a.copies.begin(), a.copies.end());
+    emit_work(b, s, num_new);
+  }
+}
+
+void SchedulerCore::schedule_waiting(StepBuilder& b) {
+  while (!waiting_.empty() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
+    Sequence& s = **waiting_.begin();
+    if (s.num_pending > 0) break;  // preempted with a token in flight: wait for it
+    const bool leader = is_unforked_leader(s);
+    const int32_t target = target_len(s);
+    // At least one token is computed when the step must sample (see scheduler_core.h).
+    const int32_t max_cached = leader ? target : target - 1;
+    const kv::PrefixMatch match =
+        kv_.match_prefix(std::span<const int32_t>(s.tokens).first(static_cast<size_t>(target)), max_cached);
+    const int32_t num_new = std::min(target - match.num_tokens, b.budget);
+    const kv::AllocationPlan alloc = kv_.plan_allocation(s.seq_id, match.num_tokens + num_new, &match);
+    if (!alloc.feasible) break;  // admission never preempts; the policy's order is kept
+    const kv::Allocation a = kv_.commit(alloc);
+    waiting_.erase(waiting_.begin());
+    s.status = SeqStatus::kRunning;
+    s.num_computed = a.num_cached_tokens;
+    running_.push_back(&s);
+    if (s.index == 0 && !s.request->admitted) {
+      s.request->admitted = true;
+      s.request->cached_tokens = a.num_cached_tokens;
+    }
+    if (num_new > 0) {
+      emit_work(b, s, num_new);
+    } else if (leader) {
+      fork_samples(b, s, /*ready_now=*/true);  // the prompt (but its last token) was all cached
+    }
+  }
+}
+
+bool SchedulerCore::allocate_or_preempt(StepBuilder& b, Sequence& s, int32_t target_slots) {
+  while (true) {
+    const kv::AllocationPlan plan = kv_.plan_allocation(s.seq_id, target_slots);
+    if (plan.feasible) {
+      const kv::Allocation a = kv_.commit(plan);
+      b.plan.copy.insert(b.plan.copy.end(), a.copies.begin(), a.copies.end());
+      return true;
+    }
+    Sequence* victim = pick_victim(b, s);
+    preempt(b, *victim);
+    if (victim == &s) return false;
+  }
+}
+
+// The running sequence, not yet planned in this step, that the policy serves last; `asking`
+// itself when it comes last.
+Sequence* SchedulerCore::pick_victim(const StepBuilder& b, Sequence& asking) {
+  const QueueOrder order{policy_.get()};
+  Sequence* victim = &asking;
+  for (Sequence* s : running_) {
+    if (s->status != SeqStatus::kRunning || s->scheduled_step == b.plan.step_id || s == &asking) continue;
+    if (order(victim, s)) victim = s;
+  }
+  return victim;
+}
+
+void SchedulerCore::preempt(StepBuilder& b, Sequence& s) {
+  ++num_preemptions_;
+  b.preempted_any = true;
+  s.preempted = true;
+  if (config_.preemption == PreemptionMode::kSwap) {
+    const kv::SwapPlan out = kv_.plan_swap_out(s.seq_id);
+    if (out.feasible) {
+      auto copies = kv_.commit_swap_out(out);
+      b.plan.swap_out.insert(b.plan.swap_out.end(), copies.begin(), copies.end());
+      s.status = SeqStatus::kSwapped;
+      swapped_.insert(&s);
+      return;
+    }
+    // The host pool is full: fall back to recompute.
+  }
+  kv_.free(s.seq_id);
+  s.num_computed = 0;
+  ++s.epoch;
+  s.status = SeqStatus::kWaiting;
+  waiting_.insert(&s);
+}
+
+void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
+  const Request& r = *s.request;
+  const int32_t known = static_cast<int32_t>(s.tokens.size());
+  protocol::SeqWork w;
+  w.seq_id = s.seq_id;
+  w.start_pos = s.num_computed;
+  w.num_tokens = num_new;
+  if (s.num_pending > 0) {
+    // Only the token in flight is left to feed: the executor has it on the device.
+    if (num_new != 1 || s.num_computed != known) {
+      throw std::logic_error("scheduler: sequence " + std::to_string(s.seq_id) + " would feed an unknown token");
+    }
+    w.use_last_sampled = true;
+  } else {
+    if (s.num_computed + num_new > known) {
+      throw std::logic_error("scheduler: sequence " + std::to_string(s.seq_id) + " has too few tokens for its chunk");
+    }
+    w.token_ids.assign(s.tokens.begin() + s.num_computed, s.tokens.begin() + s.num_computed + num_new);
+  }
+  w.block_table = kv_.block_table(s.seq_id);
+  const bool leader = is_unforked_leader(s);
+  w.sample = !leader && s.num_computed + num_new == s.total_len();
+  w.temperature = r.sampling.temperature;
+  w.top_p = r.sampling.top_p;
+  w.top_k = r.sampling.top_k;
+  w.seed = s.seed;
+  w.sample_index = s.num_outputs() + s.num_pending;
+  w.top_logprobs = r.sampling.logprobs ? std::max(0, r.sampling.top_logprobs) : 0;
+  b.record.works.push_back(PlannedWork{s.seq_id, s.epoch, s.num_computed + num_new, w.sample});
+  b.plan.seqs.push_back(std::move(w));
+
+  s.num_computed += num_new;
+  if (b.plan.seqs.back().sample) ++s.num_pending;
+  s.scheduled_step = b.plan.step_id;
+  s.ever_scheduled = true;
+  b.budget -= num_new;
+  ++b.num_seqs;
+  if (leader && s.num_computed == target_len(s)) fork_samples(b, s, /*ready_now=*/false);
+}
+
+// Sample 0 has (or will have, once this step ran) the prompt but its last token: the other
+// samples start from its blocks. They may run in this step only when no work of this step
+// writes that prefix.
+void SchedulerCore::fork_samples(StepBuilder& b, Sequence& leader, bool ready_now) {
+  Request& r = *leader.request;
+  r.forked = true;
+  for (size_t i = 1; i < r.seq_ids.size(); ++i) {
+    Sequence* s = find_seq(r.seq_ids[i]);
+    if (!s || s->status != SeqStatus::kForkPending) continue;
+    kv_.fork(leader.seq_id, s->seq_id);
+    s->num_computed = leader.num_computed;
+    s->status = SeqStatus::kRunning;
+    s->not_before_step = ready_now ? 0 : b.plan.step_id + 1;
+    running_.push_back(s);
+  }
+  if (ready_now) b.forked_ready = true;
+}
+
+}  // namespace zinfer::scheduler

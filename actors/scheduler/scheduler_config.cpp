@@ -1,0 +1,40 @@
+#include "actors/scheduler/scheduler_config.h"
+
+#include <stdexcept>
+
+namespace zinfer::scheduler {
+
+PreemptionMode parse_preemption_mode(std::string_view name) {
+  if (name == "recompute") return PreemptionMode::kRecompute;
+  if (name == "swap") return PreemptionMode::kSwap;
+  throw std::invalid_argument("unknown preemption mode '" + std::string(name) + "' (known: recompute, swap)");
+}
+
+const char* to_string(PreemptionMode mode) {
+  return mode == PreemptionMode::kSwap ? "swap" : "recompute";
+}
+
+void SchedulerConfig::validate() const {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("scheduler config: " + what);
+  };
+  require(max_num_batched_tokens >= 1, "max_num_batched_tokens must be >= 1, got " + std::to_string(max_num_batched_tokens));
+  require(max_num_seqs >= 1, "max_num_seqs must be >= 1, got " + std::to_string(max_num_seqs));
+  require(max_model_len >= 2, "max_model_len must be >= 2, got " + std::to_string(max_model_len));
+  require(block_size >= 1, "block_size must be >= 1, got " + std::to_string(block_size));
+  require(num_device_blocks >= 1, "num_device_blocks must be >= 1, got " + std::to_string(num_device_blocks));
+  require(num_host_blocks >= 0, "num_host_blocks must be >= 0, got " + std::to_string(num_host_blocks));
+  require(max_plans_in_flight == 1 || max_plans_in_flight == 2,
+          "max_plans_in_flight must be 1 or 2, got " + std::to_string(max_plans_in_flight));
+}
+
+kv::KvConfig SchedulerConfig::kv_config() const {
+  kv::KvConfig c;
+  c.block_size = block_size;
+  c.num_device_blocks = num_device_blocks;
+  c.num_host_blocks = num_host_blocks;
+  c.enable_prefix_caching = enable_prefix_caching;
+  return c;
+}
+
+}  // namespace zinfer::scheduler

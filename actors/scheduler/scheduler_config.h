@@ -1,0 +1,41 @@
+// The settings of the scheduler core and of the KV pools it plans over.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "actors/kv/kv_types.h"
+
+namespace zinfer::scheduler {
+
+// What happens to a running sequence evicted because the KV cache is full.
+enum class PreemptionMode {
+  kRecompute,  // free its blocks, requeue it, recompute prompt + generated tokens later
+  kSwap,       // copy its blocks to the host pool, bring them back later (recompute if the host is full)
+};
+
+// "recompute" or "swap"; throws std::invalid_argument naming the value otherwise.
+PreemptionMode parse_preemption_mode(std::string_view name);
+const char* to_string(PreemptionMode mode);
+
+struct SchedulerConfig {
+  int32_t max_num_batched_tokens = 2048;  // tokens per step (decodes + prefill chunks)
+  int32_t max_num_seqs = 256;             // sequences per step
+  int32_t max_model_len = 4096;           // prompt + generated tokens of one sequence
+  int32_t block_size = 16;
+  int32_t num_device_blocks = 1024;
+  int32_t num_host_blocks = 0;
+  bool enable_prefix_caching = true;
+  std::string policy = "fcfs";            // a name known to make_policy (policies/)
+  PreemptionMode preemption = PreemptionMode::kRecompute;
+  std::vector<int32_t> eos_token_ids;     // the model's; ignored for requests with ignore_eos
+  int32_t max_plans_in_flight = 2;        // 2 lets step N+1 be planned while step N runs
+
+  // Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+  kv::KvConfig kv_config() const;
+};
+
+}  // namespace zinfer::scheduler

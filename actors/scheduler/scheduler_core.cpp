@@ -1,0 +1,275 @@
+// SchedulerCore: requests in and out (add, abort, postprocess) and statistics. The planning of a
+// step is in schedule_step.cpp.
+#include "actors/scheduler/scheduler_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "actors/scheduler/stop_conditions.h"
+
+namespace zinfer::scheduler {
+
+bool SchedulerCore::QueueOrder::operator()(const Sequence* a, const Sequence* b) const {
+  const QueueKey ka = a->key(), kb = b->key();
+  if (policy->before(ka, kb)) return true;
+  if (policy->before(kb, ka)) return false;
+  return a->seq_id < b->seq_id;
+}
+
+SchedulerCore::SchedulerCore(SchedulerConfig config)
+    : config_((config.validate(), std::move(config))),
+      policy_(make_policy(config_.policy)),
+      kv_(config_.kv_config()),
+      waiting_(QueueOrder{policy_.get()}),
+      swapped_(QueueOrder{policy_.get()}) {}
+
+SchedulerCore::~SchedulerCore() = default;
+
+Sequence* SchedulerCore::find_seq(uint64_t seq_id) {
+  auto it = seqs_.find(seq_id);
+  return it == seqs_.end() ? nullptr : it->second.get();
+}
+
+size_t SchedulerCore::num_running() const {
+  return static_cast<size_t>(std::count_if(running_.begin(), running_.end(),
+                                           [](const Sequence* s) { return s->status == SeqStatus::kRunning; }));
+}
+
+SchedulerOutput SchedulerCore::reject(const protocol::TokenizedRequest& request, int32_t code,
+                                      const std::string& kind, const std::string& message) {
+  SchedulerOutput out;
+  protocol::RequestStart start;
+  start.request_id = request.request_id;
+  start.n = std::max(request.sampling.n, 1);
+  start.prompt_tokens = static_cast<int32_t>(request.prompt_ids.size());
+  start.stop = request.sampling.stop;
+  start.skip_special_tokens = request.sampling.skip_special_tokens;
+  start.logprobs = request.sampling.logprobs;
+  out.starts.push_back(start);
+  for (int32_t i = 0; i < start.n; ++i) {
+    protocol::TokenDelta d;
+    d.request_id = request.request_id;
+    d.index = i;
+    d.finish_reason = "error";
+    d.prompt_tokens = start.prompt_tokens;
+    out.deltas.push_back(std::move(d));
+  }
+  out.errors.push_back(protocol::ErrorReply{request.request_id, code, kind, message});
+  return out;
+}
+
+SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& request) {
+  const auto id = request.request_id;
+  const auto& sp = request.sampling;
+  const std::string who = "request " + std::to_string(id);
+  if (requests_.count(id)) {
+    SchedulerOutput out;  // no deltas: they would end the request already running under this id
+    out.errors.push_back(protocol::ErrorReply{id, 400, "duplicate_request", who + " is already queued"});
+    return out;
+  }
+  const int32_t prompt_len = static_cast<int32_t>(request.prompt_ids.size());
+  if (prompt_len == 0) return reject(request, 400, "invalid_request", who + " has an empty prompt");
+  if (sp.n < 1) return reject(request, 400, "invalid_request", who + ": n must be >= 1, got " + std::to_string(sp.n));
+  if (sp.max_tokens < 1) {
+    return reject(request, 400, "invalid_request", who + ": max_tokens must be >= 1, got " + std::to_string(sp.max_tokens));
+  }
+  if (prompt_len >= config_.max_model_len) {
+    return reject(request, 400, "context_length_exceeded",
+                  who + " has " + std::to_string(prompt_len) + " prompt tokens; max_model_len " +
+                      std::to_string(config_.max_model_len) + " leaves no room for a generated token");
+  }
+  const int64_t longest = std::min<int64_t>(static_cast<int64_t>(prompt_len) + sp.max_tokens, config_.max_model_len);
+  if (kv_.blocks_for(longest) > config_.num_device_blocks) {
+    return reject(request, 413, "kv_capacity_exceeded",
+                  who + " may reach " + std::to_string(longest) + " tokens (" + std::to_string(kv_.blocks_for(longest)) +
+                      " blocks) but the KV pool has " + std::to_string(config_.num_device_blocks) + " blocks");
+  }
+
+  auto req = std::make_unique<Request>();
+  req->request_id = id;
+  req->sampling = sp;
+  req->priority = request.priority;
+  req->arrival_ns = request.arrival_ns;
+  req->arrival_order = next_arrival_++;
+  req->num_prompt_tokens = prompt_len;
+  req->num_unfinished = sp.n;
+  for (int32_t i = 0; i < sp.n; ++i) {
+    auto seq = std::make_unique<Sequence>();
+    seq->seq_id = next_seq_id_++;
+    seq->request = req.get();
+    seq->index = i;
+    seq->tokens = request.prompt_ids;
+    seq->seed = sp.seed < 0 ? -1 : sp.seed + i;
+    seq->status = i == 0 ? SeqStatus::kWaiting : SeqStatus::kForkPending;
+    req->seq_ids.push_back(seq->seq_id);
+    if (i == 0) waiting_.insert(seq.get());
+    seqs_.emplace(seq->seq_id, std::move(seq));
+  }
+  requests_.emplace(id, std::move(req));
+  prompt_tokens_ += prompt_len;
+  return {};
+}
+
+void SchedulerCore::ensure_started(Request& r, SchedulerOutput& out) {
+  if (r.started) return;
+  r.started = true;
+  protocol::RequestStart start;
+  start.request_id = r.request_id;
+  start.n = r.sampling.n;
+  start.prompt_tokens = r.num_prompt_tokens;
+  start.stop = r.sampling.stop;
+  start.skip_special_tokens = r.sampling.skip_special_tokens;
+  start.logprobs = r.sampling.logprobs;
+  out.starts.push_back(std::move(start));
+}
+
+protocol::TokenDelta SchedulerCore::make_delta(const Sequence& s) const {
+  protocol::TokenDelta d;
+  d.request_id = s.request->request_id;
+  d.index = s.index;
+  d.prompt_tokens = s.request->num_prompt_tokens;
+  d.completion_tokens = s.num_outputs();
+  d.cached_tokens = s.request->cached_tokens;
+  return d;
+}
+
+void SchedulerCore::retire(Sequence& s) {
+  if (s.status == SeqStatus::kFinished) return;
+  kv_.free(s.seq_id);
+  switch (s.status) {
+    case SeqStatus::kRunning: {
+      auto it = std::find(running_.begin(), running_.end(), &s);
+      if (it != running_.end()) running_.erase(it);
+      break;
+    }
+    case SeqStatus::kWaiting: waiting_.erase(&s); break;
+    case SeqStatus::kSwapped: swapped_.erase(&s); break;
+    default: break;
+  }
+  if (s.ever_scheduled) finished_for_executor_.push_back(s.seq_id);
+  s.status = SeqStatus::kFinished;
+  --s.request->num_unfinished;
+}
+
+void SchedulerCore::end_request(Request& r, const std::string& reason, SchedulerOutput& out) {
+  ensure_started(r, out);
+  for (uint64_t id : r.seq_ids) {
+    Sequence* s = find_seq(id);
+    if (!s || s->status == SeqStatus::kFinished) continue;
+    retire(*s);
+    protocol::TokenDelta d = make_delta(*s);
+    d.finish_reason = reason;
+    out.deltas.push_back(std::move(d));
+  }
+  drop_request(r);
+}
+
+void SchedulerCore::drop_request(Request& r) {
+  for (uint64_t id : r.seq_ids) seqs_.erase(id);
+  requests_.erase(r.request_id);  // destroys r
+}
+
+SchedulerOutput SchedulerCore::abort(uint64_t request_id, const std::string& reason) {
+  SchedulerOutput out;
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) return out;
+  end_request(*it->second, reason.empty() ? "abort" : reason, out);
+  return out;
+}
+
+SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
+  if (in_flight_.empty()) {
+    throw std::invalid_argument("StepResult for step " + std::to_string(result.step_id) + " but no plan is in flight");
+  }
+  if (result.step_id != in_flight_.front().step_id) {
+    throw std::invalid_argument("StepResult for step " + std::to_string(result.step_id) + ", expected step " +
+                                std::to_string(in_flight_.front().step_id));
+  }
+  const InFlight& rec = in_flight_.front();
+  SchedulerOutput out;
+
+  if (!result.error.empty()) {
+    // The step failed: every request with a sequence in it fails (all its samples: a sample left
+    // waiting for a fork from a failed one would wait forever).
+    for (const PlannedWork& w : rec.works) {
+      Sequence* s = find_seq(w.seq_id);
+      if (!s) continue;
+      Request& r = *s->request;
+      const uint64_t rid = r.request_id;
+      end_request(r, "error", out);
+      out.errors.push_back(protocol::ErrorReply{rid, 500, "executor_error", "step " + std::to_string(result.step_id) + " failed: " + result.error});
+    }
+    in_flight_.pop_front();
+    return out;
+  }
+
+  // Check the whole result before changing anything.
+  size_t expected = 0;
+  for (const PlannedWork& w : rec.works) {
+    if (!w.sample) continue;
+    if (expected >= result.outputs.size() || result.outputs[expected].seq_id != w.seq_id) {
+      throw std::invalid_argument("StepResult for step " + std::to_string(result.step_id) + ": output " +
+                                  std::to_string(expected) + " should be for sequence " + std::to_string(w.seq_id));
+    }
+    ++expected;
+  }
+  if (expected != result.outputs.size()) {
+    throw std::invalid_argument("StepResult for step " + std::to_string(result.step_id) + " has " +
+                                std::to_string(result.outputs.size()) + " outputs, the plan sampled " +
+                                std::to_string(expected));
+  }
+
+  out.deltas.reserve(result.outputs.size());
+  size_t next_output = 0;
+  for (const PlannedWork& w : rec.works) {
+    const protocol::SeqOutput* o = w.sample ? &result.outputs[next_output++] : nullptr;
+    Sequence* s = find_seq(w.seq_id);
+    if (!s || s->status == SeqStatus::kFinished) continue;  // finished one step late: dropped
+    if (s->epoch == w.epoch && s->status == SeqStatus::kRunning) {
+      const int32_t computed = std::min<int32_t>(w.end_pos, static_cast<int32_t>(s->tokens.size()));
+      kv_.cache_full_blocks(s->seq_id, s->tokens, computed);
+    }
+    if (!o) continue;
+    // The token is valid even if the sequence was preempted since: it was computed from the
+    // right prefix. It becomes part of what a recompute feeds.
+    s->num_pending = std::max(0, s->num_pending - 1);
+    s->tokens.push_back(o->token);
+    ++generation_tokens_;
+    Request& r = *s->request;
+    ensure_started(r, out);
+    protocol::TokenDelta d = make_delta(*s);
+    d.token_ids.push_back(o->token);
+    if (r.sampling.logprobs) {
+      d.logprobs.push_back(o->logprob);
+      if (r.sampling.top_logprobs > 0) d.top_logprobs.push_back(o->top_logprobs);
+    }
+    d.finish_reason = finish_reason_after(o->token, s->num_outputs(), static_cast<int32_t>(s->tokens.size()),
+                                          r.sampling, config_.eos_token_ids, config_.max_model_len);
+    if (!d.finish_reason.empty()) retire(*s);
+    out.deltas.push_back(std::move(d));
+    if (r.num_unfinished == 0) drop_request(r);
+  }
+  in_flight_.pop_front();
+  return out;
+}
+
+protocol::Stats SchedulerCore::stats() const {
+  protocol::Stats st;
+  const kv::KvStats kv = kv_.stats();
+  st.running = static_cast<int32_t>(num_running());
+  st.waiting = static_cast<int32_t>(waiting_.size());
+  st.swapped = static_cast<int32_t>(swapped_.size());
+  st.kv_usage = kv.usage;
+  st.prefix_hit_rate = kv.prefix_hit_rate;
+  st.num_preemptions = num_preemptions_;
+  st.prompt_tokens = prompt_tokens_;
+  st.generation_tokens = generation_tokens_;
+  st.steps = steps_;
+  st.num_gpu_blocks = kv.num_device_blocks;
+  st.free_gpu_blocks = kv.free_device_blocks;
+  st.num_cpu_blocks = kv.num_host_blocks;
+  st.free_cpu_blocks = kv.free_host_blocks;
+  return st;
+}
+
+}  // namespace zinfer::scheduler
