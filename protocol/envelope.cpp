@@ -74,8 +74,8 @@ Frame open(std::string_view bytes) {
     throw ProtocolError(DecodeErrorKind::kUnknownType,
                         "unknown message type " + std::to_string(e[2].via.u64));
   }
-  if (e[3].type != msgpack::type::MAP) {
-    throw ProtocolError(DecodeErrorKind::kMalformed, "payload is not a map");
+  if (e[3].type != msgpack::type::MAP && e[3].type != msgpack::type::ARRAY) {
+    throw ProtocolError(DecodeErrorKind::kMalformed, "payload is neither a map nor an array");
   }
   return f;
 }

@@ -1,6 +1,7 @@
 // The envelope around every zinfer message: one msgpack array
 //   [major_version, minor_version, message_type, payload]
-// where payload is the message struct as a msgpack map (protocol/messages.h). A receiver opens a
+// where payload is the message struct as a msgpack map, or a fixed array for the step-path
+// records (protocol/messages.h says which). A receiver opens a
 // frame with open(); a frame that does not decode, names an unknown type or comes from a newer
 // major version throws ProtocolError, which the receiver answers (ErrorReply) or logs. Nothing
 // here aborts the process.

@@ -1,7 +1,13 @@
 // The message structs of zinfer: every message that crosses an actor boundary is declared here and
-// nowhere else. Each struct is a msgpack *map* with named fields (MSGPACK_DEFINE_MAP): a reader
-// skips keys it does not know and leaves missing keys at their defaults, so a minor protocol
-// version may add fields without breaking older peers. Each struct names its MessageType.
+// nowhere else. Each message struct is a msgpack *map* with named fields (MSGPACK_DEFINE_MAP): a
+// reader skips keys it does not know and leaves missing keys at their defaults, so a minor
+// protocol version may add fields without breaking older peers. Each struct names its MessageType.
+//
+// The per-sequence records of the step path (SeqWork, BlockCopy, SeqOutput) and TokenDelta are
+// fixed *arrays* instead (MSGPACK_DEFINE, fields in declaration order): a step at 256 sequences
+// carries thousands of them, and field names would be most of its bytes and of its decoding time
+// (docs/benchmarks/scheduler.md). A minor version may append fields at the end; a reader fills
+// missing trailing fields with defaults and ignores extra ones.
 //
 // Who sends what (docs/architecture.md has the whole picture):
 //   gateway     -> tokenizer    GenerateRequest
@@ -136,7 +142,7 @@ struct TokenDelta {
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;  // total so far for this sample
   int32_t cached_tokens = 0;      // prompt tokens served from the prefix cache
-  MSGPACK_DEFINE_MAP(request_id, index, token_ids, logprobs, top_logprobs, finish_reason,
+  MSGPACK_DEFINE(request_id, index, token_ids, logprobs, top_logprobs, finish_reason,
                      prompt_tokens, completion_tokens, cached_tokens);
 };
 
@@ -210,14 +216,14 @@ struct SeqWork {
   int64_t seed = -1;             // with a seed, the n-th sampled token uses (seed, n)
   int32_t sample_index = 0;      // how many tokens this sequence sampled before
   int32_t top_logprobs = 0;
-  MSGPACK_DEFINE_MAP(seq_id, token_ids, use_last_sampled, num_tokens, start_pos, block_table,
+  MSGPACK_DEFINE(seq_id, token_ids, use_last_sampled, num_tokens, start_pos, block_table,
                      sample, temperature, top_p, top_k, seed, sample_index, top_logprobs);
 };
 
 struct BlockCopy {
   int32_t src = 0;
   int32_t dst = 0;
-  MSGPACK_DEFINE_MAP(src, dst);
+  MSGPACK_DEFINE(src, dst);
 };
 
 // scheduler -> executor. Copies run before the forward pass, in this order: swap_out (device ->
@@ -238,7 +244,7 @@ struct SeqOutput {
   int32_t token = -1;
   float logprob = 0.0f;
   std::vector<TopLogprob> top_logprobs;
-  MSGPACK_DEFINE_MAP(seq_id, token, logprob, top_logprobs);
+  MSGPACK_DEFINE(seq_id, token, logprob, top_logprobs);
 };
 
 // executor -> scheduler: one output per SeqWork that asked to sample, in plan order.

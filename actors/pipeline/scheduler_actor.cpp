@@ -91,8 +91,16 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
 
     EarlyAborts early_aborts;
     auto send_output = [&](const scheduler::SchedulerOutput& out) {
-      for (const auto& s : out.starts) runtime::send_message(to_detok, s);
-      for (const auto& d : out.deltas) runtime::send_message(to_detok, d);
+      // A rejected request is answered with its ErrorReply alone, so that the client gets the
+      // error's status (e.g. 413) rather than a stream ending in finish_reason "error".
+      std::unordered_map<uint64_t, bool> rejected;
+      for (const auto& e : out.errors) rejected[e.request_id] = true;
+      for (const auto& s : out.starts) {
+        if (!rejected.count(s.request_id)) runtime::send_message(to_detok, s);
+      }
+      for (const auto& d : out.deltas) {
+        if (!rejected.count(d.request_id)) runtime::send_message(to_detok, d);
+      }
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
     };
     auto pump = [&] {
@@ -112,7 +120,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
             if (early_aborts.take(req.request_id)) send_output(core.abort(req.request_id, "abort"));
           } else if (f.type() == protocol::MessageType::kAbort) {
             auto a = f.as<protocol::Abort>();
-            auto out = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason);
+            auto out = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason, a.index);
             if (out.empty() && a.reason != "stop") early_aborts.add(a.request_id);
             send_output(out);
           } else {
@@ -129,11 +137,28 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
         auto frame = runtime::recv_frame(s, true);
         if (!frame) break;
         try {
-          auto result = protocol::decode<protocol::StepResult>(*frame);
+          protocol::Frame f = protocol::open(*frame);
+          if (f.type() == protocol::MessageType::kErrorReply) {
+            // The executor could not read a plan: that is a bug on this side, and the plan will
+            // never be answered. Fail it as a step error so its requests end and the pipeline
+            // keeps going.
+            auto err = f.as<protocol::ErrorReply>();
+            log->error("the executor refused a plan: {}", err.message);
+            if (core.num_in_flight() > 0) {
+              protocol::StepResult failed;
+              failed.step_id = core.oldest_in_flight_step();
+              failed.error = err.message;
+              send_output(core.postprocess(failed));
+            }
+            continue;
+          }
+          auto result = f.as<protocol::StepResult>();
           if (!result.error.empty()) log->error("step {} failed: {}", result.step_id, result.error);
           send_output(core.postprocess(result));
         } catch (const protocol::ProtocolError& e) {
           log->error("bad frame from the executor: {}", e.what());
+        } catch (const std::invalid_argument& e) {
+          log->error("result out of order: {}", e.what());
         }
       }
       pump();

@@ -169,11 +169,26 @@ void SchedulerCore::drop_request(Request& r) {
   requests_.erase(r.request_id);  // destroys r
 }
 
-SchedulerOutput SchedulerCore::abort(uint64_t request_id, const std::string& reason) {
+SchedulerOutput SchedulerCore::abort(uint64_t request_id, const std::string& reason, int32_t index) {
   SchedulerOutput out;
   auto it = requests_.find(request_id);
   if (it == requests_.end()) return out;
-  end_request(*it->second, reason.empty() ? "abort" : reason, out);
+  Request& r = *it->second;
+  const std::string why = reason.empty() ? "abort" : reason;
+  // One sample of several (a stop string in sample `index`): end just that one, once the samples
+  // have been forked and so live on their own; before that the request ends as a whole.
+  if (index >= 0 && r.seq_ids.size() > 1 && r.forked && static_cast<size_t>(index) < r.seq_ids.size()) {
+    Sequence* s = find_seq(r.seq_ids[static_cast<size_t>(index)]);
+    if (!s || s->status == SeqStatus::kFinished) return out;
+    ensure_started(r, out);
+    retire(*s);
+    protocol::TokenDelta d = make_delta(*s);
+    d.finish_reason = why;
+    out.deltas.push_back(std::move(d));
+    if (r.num_unfinished == 0) drop_request(r);
+    return out;
+  }
+  end_request(r, why, out);
   return out;
 }
 

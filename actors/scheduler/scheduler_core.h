@@ -72,7 +72,8 @@ class SchedulerCore {
   // Ends a request now, wherever it is: its blocks are freed and each unfinished sample gets a
   // TokenDelta with finish_reason `reason` ("abort" by default). Unknown ids are ignored (the
   // request may have finished already).
-  SchedulerOutput abort(uint64_t request_id, const std::string& reason = "abort");
+  // With index >= 0 only that sample ends (the others go on), once the samples have forked.
+  SchedulerOutput abort(uint64_t request_id, const std::string& reason = "abort", int32_t index = -1);
 
   // The next step, or nothing when there is no work or max_plans_in_flight plans are unanswered.
   std::optional<protocol::StepPlan> schedule();

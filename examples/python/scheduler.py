@@ -51,6 +51,26 @@ STATS_PERIOD_S = 0.1  # the gateway calls the pipeline unhealthy after 5 s witho
 EARLY_ABORT_TTL_S = 60.0
 
 
+# The step path's per-sequence records are msgpack arrays with the fields in this order
+# (protocol/messages.h); everything else is a map with named fields.
+SEQ_WORK_FIELDS = ["seq_id", "token_ids", "use_last_sampled", "num_tokens", "start_pos", "block_table",
+                   "sample", "temperature", "top_p", "top_k", "seed", "sample_index", "top_logprobs"]
+SEQ_OUTPUT_FIELDS = ["seq_id", "token", "logprob", "top_logprobs"]
+TOKEN_DELTA_FIELDS = ["request_id", "index", "token_ids", "logprobs", "top_logprobs", "finish_reason",
+                      "prompt_tokens", "completion_tokens", "cached_tokens"]
+TOKEN_DELTA_DEFAULTS = {"logprobs": [], "top_logprobs": [], "finish_reason": "", "prompt_tokens": 0,
+                        "completion_tokens": 0, "cached_tokens": 0}
+
+
+def as_array(record, fields, defaults=None):
+    defaults = defaults or {}
+    return [record[f] if f in record else defaults[f] for f in fields]
+
+
+def as_record(values, fields):
+    return dict(zip(fields, values))
+
+
 def encode(message_type, payload):
     """The envelope: [major, minor, type, payload map]."""
     return msgpack.packb([PROTOCOL_MAJOR, PROTOCOL_MINOR, message_type, payload], use_bin_type=True)
@@ -413,6 +433,8 @@ def run(args):
 
         def send_all(messages):
             for destination, message_type, payload in messages:
+                if message_type == TOKEN_DELTA:
+                    payload = as_array(payload, TOKEN_DELTA_FIELDS, TOKEN_DELTA_DEFAULTS)
                 sockets[destination].send(encode(message_type, payload))
 
         poller = zmq.Poller()
@@ -438,6 +460,7 @@ def run(args):
             while executor in ready and executor.poll(0):
                 message_type, payload = decode(executor.recv())
                 if message_type == STEP_RESULT:
+                    payload["outputs"] = [as_record(o, SEQ_OUTPUT_FIELDS) for o in payload.get("outputs", [])]
                     send_all(core.on_result(payload))
                 elif message_type == ERROR_REPLY and core.in_flight is not None:
                     # The executor could not read the plan: the step failed as a whole.
@@ -449,6 +472,7 @@ def run(args):
                 if args.verbose:
                     log(f"step {plan['step_id']}: {len(plan['seqs'])} sequences, "
                         f"{sum(w['num_tokens'] for w in plan['seqs'])} tokens")
+                plan = dict(plan, seqs=[as_array(w, SEQ_WORK_FIELDS) for w in plan["seqs"]])
                 executor.send(encode(STEP_PLAN, plan))
             if time.monotonic() >= next_stats:
                 next_stats = time.monotonic() + STATS_PERIOD_S

@@ -20,7 +20,7 @@ std::string pack_envelope(uint64_t major, uint64_t minor, uint64_t type, bool pa
     pk.pack(std::string("reason"));
     pk.pack(std::string("x"));
   } else {
-    pk.pack(std::string("not a map"));
+    pk.pack(std::string("neither a map nor an array"));
   }
   return std::string(buf.data(), buf.size());
 }
@@ -64,6 +64,50 @@ TEST(Envelope, WrongPayloadAndUnexpectedType) {
   pk.pack(5);
   EXPECT_EQ(kind_of(std::string(buf.data(), buf.size())), DecodeErrorKind::kWrongPayload);
   EXPECT_EQ(kind_of(encode(Ping{1, 2})), DecodeErrorKind::kUnexpectedType);
+}
+
+TEST(Envelope, ArrayRecordsToleratePeersOfOtherMinorVersions) {
+  // A TokenDelta from an older peer with fewer fields, and from a newer one with an extra field.
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_array(4);
+  pk.pack(1);
+  pk.pack(0);
+  pk.pack(static_cast<uint16_t>(MessageType::kTokenDelta));
+  pk.pack_array(3);
+  pk.pack(uint64_t{77});
+  pk.pack(2);
+  pk.pack(std::vector<int32_t>{5, 6});
+  auto d = decode<TokenDelta>(std::string(buf.data(), buf.size()));
+  EXPECT_EQ(d.request_id, 77u);
+  EXPECT_EQ(d.index, 2);
+  EXPECT_EQ(d.token_ids, (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(d.finish_reason, "");
+  EXPECT_EQ(d.completion_tokens, 0);
+
+  msgpack::sbuffer buf2;
+  msgpack::packer<msgpack::sbuffer> pk2(buf2);
+  pk2.pack_array(4);
+  pk2.pack(1);
+  pk2.pack(3);
+  pk2.pack(static_cast<uint16_t>(MessageType::kTokenDelta));
+  TokenDelta full;
+  full.request_id = 9;
+  full.cached_tokens = 4;
+  pk2.pack_array(10);
+  pk2.pack(full.request_id);
+  pk2.pack(full.index);
+  pk2.pack(full.token_ids);
+  pk2.pack(full.logprobs);
+  pk2.pack(full.top_logprobs);
+  pk2.pack(full.finish_reason);
+  pk2.pack(full.prompt_tokens);
+  pk2.pack(full.completion_tokens);
+  pk2.pack(full.cached_tokens);
+  pk2.pack(std::string("a field of a newer minor version"));
+  auto d2 = decode<TokenDelta>(std::string(buf2.data(), buf2.size()));
+  EXPECT_EQ(d2.request_id, 9u);
+  EXPECT_EQ(d2.cached_tokens, 4);
 }
 
 TEST(Envelope, ErrorReplyDescribesTheProblem) {

@@ -98,6 +98,33 @@ TEST(Abort, SwappedAndForkPendingSamples) {
   expect_all_returned(core);
 }
 
+TEST(Abort, OneSampleOfSeveralEndsAloneTheOthersGoOn) {
+  // A stop string found in sample 1 ends sample 1 only (the detokenizer's Abort with an index).
+  SchedulerCore core(abort_config());
+  FakeExecutor exec(16, 16, 16, kVocab);
+  Transcript t;
+  auto req = make_request(1, prompt_of(20, 1), 12);
+  req.sampling.n = 3;
+  core.add_request(req);
+  DriveOptions opt;
+  bool done = false;
+  opt.after_step = [&](SchedulerCore& core, int32_t, Transcript& tr) {
+    if (!done && tr.out(1, 1).size() >= 3) {
+      tr.take(core.abort(1, "stop", 1));
+      done = true;
+    }
+  };
+  drive(core, exec, t, opt);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(t.why(1, 1), "stop");
+  EXPECT_LT(t.out(1, 1).size(), 12u);
+  for (int32_t i : {0, 2}) {
+    EXPECT_EQ(t.why(1, i), "length") << "sample " << i;
+    EXPECT_EQ(t.out(1, i), expected_stream(req, i, {}, 256, kVocab)) << "sample " << i;
+  }
+  expect_all_returned(core);
+}
+
 TEST(Abort, FailedStepFailsItsRequestsOnly) {
   SchedulerCore core(abort_config());
   core.add_request(make_request(1, prompt_of(10, 1), 5));
