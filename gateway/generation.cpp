@@ -1,0 +1,100 @@
+#include "gateway/generation.h"
+
+#include "gateway/api_error.h"
+
+namespace zinfer::gateway {
+
+Generation::Generation(OpenAiRequest request, uint64_t request_id, Metrics& metrics, InFlightLimiter::Token token)
+    : req_(std::move(request)),
+      id_(request_id),
+      meta_(make_response_meta(req_, request_id)),
+      choices_(static_cast<size_t>(std::max(1, req_.request.sampling.n))),
+      timer_(metrics, req_.request.sampling.n),
+      token_(std::move(token)) {}
+
+Generation::Reaction Generation::on_event(const EngineEvent& event) {
+  if (over_) return {};
+  if (const auto* reply = std::get_if<protocol::ErrorReply>(&event)) {
+    ApiError err = api_error_from_reply(*reply);
+    return on_error(err.status(), err.to_json());
+  }
+  return on_delta(std::get<protocol::TextDelta>(event));
+}
+
+Usage Generation::usage() const {
+  Usage u;
+  u.prompt_tokens = timer_.prompt_tokens();
+  u.cached_tokens = timer_.cached_tokens();
+  for (const auto& c : choices_) u.completion_tokens += c.completion_tokens;
+  return u;
+}
+
+Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
+  if (d.index < 0 || static_cast<size_t>(d.index) >= choices_.size()) {
+    ApiError err(500, "the engine sent sample index " + std::to_string(d.index) + " for a request with n=" +
+                          std::to_string(choices_.size()));
+    return on_error(err.status(), err.to_json());
+  }
+  ChoiceAccumulator& choice = choices_[d.index];
+  if (choice.finished()) return {};  // nothing may follow a sample's last delta
+  size_t offset = choice.text.size();
+  choice.add(d);
+  timer_.on_delta(d);
+  if (choice.finished()) ++finished_count_;
+  bool all_done = finished_count_ == choices_.size();
+
+  Reaction r;
+  if (all_done) {
+    over_ = true;
+    r.finished = true;
+    timer_.finish();
+  }
+  if (!req_.stream) {
+    if (all_done) {
+      r.kind = Reaction::Kind::kBody;
+      r.data = full_response(meta_, choices_, usage()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    return r;
+  }
+  r.kind = Reaction::Kind::kStream;
+  if (!stream_started_) {
+    stream_started_ = true;
+    if (meta_.kind == ApiKind::kChat) {
+      for (size_t i = 0; i < choices_.size(); ++i) r.data += sse_event(role_chunk(meta_, static_cast<int>(i), req_.include_usage));
+    }
+  }
+  if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
+    r.data += sse_event(delta_chunk(meta_, d, offset, req_.include_usage));
+  }
+  if (all_done) {
+    if (req_.include_usage) r.data += sse_event(usage_chunk(meta_, usage()));
+    r.data += kSseDone;
+  }
+  if (r.data.empty()) r.kind = Reaction::Kind::kNone;
+  return r;
+}
+
+Generation::Reaction Generation::on_error(int status, const nlohmann::json& error) {
+  over_ = true;
+  timer_.fail(status);
+  Reaction r;
+  r.finished = true;
+  r.status = status;
+  if (stream_started_) {
+    // The 200 and part of the stream are already out: the error travels as the last event.
+    r.kind = Reaction::Kind::kStream;
+    r.data = sse_event(error) + kSseDone;
+  } else {
+    r.kind = Reaction::Kind::kError;
+    r.data = error.dump();
+  }
+  return r;
+}
+
+void Generation::abandon() {
+  if (over_) return;
+  over_ = true;
+  timer_.finish();
+}
+
+}  // namespace zinfer::gateway

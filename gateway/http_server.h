@@ -1,0 +1,46 @@
+// The OpenAI-compatible HTTP/1.1 server: an acceptor and a small fixed pool of I/O threads that
+// serve every connection (HttpSession), whatever their number.
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "gateway/http_context.h"
+
+namespace zinfer::gateway {
+
+class HttpServer {
+ public:
+  // engine must outlive the server. metrics and ids may be shared with the ZeroMQ endpoint.
+  HttpServer(EngineClient& engine, HttpOptions options, std::shared_ptr<Metrics> metrics = nullptr,
+             std::shared_ptr<RequestIds> ids = nullptr);
+  ~HttpServer();
+
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts the I/O threads; throws std::runtime_error naming the address on failure.
+  void start();
+  // Stops accepting, aborts the requests in flight, joins the I/O threads. Idempotent.
+  void stop();
+
+  uint16_t port() const { return port_; }
+  int io_threads() const { return static_cast<int>(threads_.size()); }
+  Metrics& metrics() { return *ctx_->metrics; }
+
+ private:
+  void accept();
+
+  std::shared_ptr<boost::asio::io_context> io_ = std::make_shared<boost::asio::io_context>();
+  std::shared_ptr<HttpContext> ctx_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
+  bool running_ = false;
+};
+
+}  // namespace zinfer::gateway

@@ -1,0 +1,371 @@
+#include "gateway/http_session.h"
+
+#include <chrono>
+#include <sstream>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "gateway/api_error.h"
+
+namespace zinfer::gateway {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kHeaderLimit = 16 * 1024;
+
+std::string chunk(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+
+std::string stream_header(bool keep_alive) {
+  return std::string("HTTP/1.1 200 OK\r\n"
+                     "Content-Type: text/event-stream\r\n"
+                     "Cache-Control: no-cache\r\n"
+                     "Transfer-Encoding: chunked\r\n"
+                     "Connection: ") +
+         (keep_alive ? "keep-alive" : "close") + "\r\n\r\n";
+}
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+HttpSession::HttpSession(asio::ip::tcp::socket socket, std::shared_ptr<HttpContext> ctx)
+    : ctx_(std::move(ctx)),
+      socket_(std::move(socket)),
+      idle_timer_(socket_.get_executor()),
+      write_timer_(socket_.get_executor()) {}
+
+void HttpSession::start() {
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_next(); });
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
+void HttpSession::read_next() {
+  if (reading_ || closed_ || pipelined_) return;
+  parser_.emplace();
+  parser_->body_limit(ctx_->options.max_body_bytes);
+  parser_->header_limit(kHeaderLimit);
+  reading_ = true;
+  if (!busy_) arm_idle_timer();
+  http::async_read_header(socket_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+}
+
+void HttpSession::on_header(beast::error_code ec) {
+  if (ec || closed_ || closing_) return on_read(ec);
+  auto read_body = [self = shared_from_this()] {
+    http::async_read(self->socket_, self->buffer_, *self->parser_,
+                     [self](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  };
+  // curl and others send "Expect: 100-continue" before a large body and wait for the go-ahead.
+  const auto& header = parser_->get();
+  if (!busy_ && beast::iequals(header[http::field::expect], "100-continue")) {
+    if (parser_->content_length() && *parser_->content_length() > ctx_->options.max_body_bytes) {
+      return on_read(http::error::body_limit);
+    }
+    static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    asio::async_write(socket_, asio::buffer(kContinue),
+                      [self = shared_from_this(), read_body](beast::error_code ec, std::size_t) {
+                        if (ec || self->closed_) return self->on_read(ec ? ec : asio::error::operation_aborted);
+                        read_body();
+                      });
+    return;
+  }
+  read_body();
+}
+
+void HttpSession::on_read(beast::error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  if (closing_) return close();
+  if (ec) {
+    // While a request runs, a failed read means the client is gone: close() aborts it.
+    if (generation_ || busy_) return close();
+    if (ec == http::error::body_limit) {
+      return send_error(ApiError(413, "the request body exceeds " + std::to_string(ctx_->options.max_body_bytes) +
+                                          " bytes"),
+                        true);
+    }
+    if (ec.category() == http::make_error_code(http::error::bad_target).category() && ec != http::error::end_of_stream &&
+        ec != http::error::partial_message) {
+      return send_error(ApiError(400, "malformed HTTP request: " + ec.message()), true);
+    }
+    return close();
+  }
+  idle_timer_.cancel();
+  Request req = parser_->release();
+  if (busy_) {
+    pipelined_ = std::move(req);
+    return;
+  }
+  handle(std::move(req));
+}
+
+// ---- routing -----------------------------------------------------------------------------------
+
+void HttpSession::handle(Request req) {
+  busy_ = true;
+  response_complete_ = false;
+  stream_open_ = false;
+  keep_alive_ = req.keep_alive();
+  std::string target(req.target());
+  if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
+  const auto method = req.method();
+
+  auto only = [&](http::verb allowed) {
+    if (method == allowed) return true;
+    ApiError err(405, "method " + std::string(req.method_string()) + " is not allowed on " + target);
+    send_error(err);
+    return false;
+  };
+
+  if (target == "/v1/completions" || target == "/v1/chat/completions") {
+    if (!only(http::verb::post)) return;
+    return start_generation(target == "/v1/completions" ? ApiKind::kCompletions : ApiKind::kChat, req);
+  }
+  if (target == "/health") {
+    if (!only(http::verb::get)) return;
+    bool ok = ctx_->engine.healthy();
+    return send_response(ok ? 200 : 503, "application/json", json{{"status", ok ? "ok" : "unavailable"}}.dump());
+  }
+  if (target == "/v1/models") {
+    if (!only(http::verb::get)) return;
+    json model = {{"id", ctx_->options.served_model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "zinfer"}};
+    if (ctx_->options.max_model_len > 0) model["max_model_len"] = ctx_->options.max_model_len;
+    return send_response(200, "application/json", json{{"object", "list"}, {"data", json::array({model})}}.dump());
+  }
+  if (target == "/metrics") {
+    if (!only(http::verb::get)) return;
+    std::string text = ctx_->metrics->render(ctx_->engine.stats(), ctx_->limiter.in_flight());
+    return send_response(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
+  }
+  send_error(ApiError(404, "no such path: " + target));
+}
+
+void HttpSession::start_generation(ApiKind kind, const Request& req) {
+  OpenAiRequest parsed;
+  try {
+    parsed = parse_openai_request(kind, req.body(), ctx_->options);
+  } catch (const ApiError& e) {
+    ctx_->metrics->observe_failure(e.status());
+    return send_error(e);
+  }
+  auto token = ctx_->limiter.try_acquire();
+  if (!token) {
+    ctx_->metrics->observe_failure(429);
+    return send_error(ApiError(429, "the server is at its limit of " + std::to_string(ctx_->limiter.max()) +
+                                        " requests in flight; retry later"));
+  }
+  uint64_t id = ctx_->ids->next();
+  parsed.request.request_id = id;
+  parsed.request.arrival_ns = steady_now_ns();
+  generation_ = std::make_unique<Generation>(std::move(parsed), id, *ctx_->metrics, std::move(*token));
+  ctx_->add_active(id);
+  read_next();  // notices a disconnect while the request runs
+
+  // The sink runs on an engine thread: it only posts the event to this connection's strand. It
+  // owns the session and the io_context; members go in reverse order, the session first.
+  struct SinkTarget {
+    std::shared_ptr<asio::io_context> io;
+    std::shared_ptr<HttpSession> session;
+  };
+  auto target = std::make_shared<SinkTarget>(SinkTarget{ctx_->io.lock(), shared_from_this()});
+  DeltaSink sink = [target, id](EngineEvent event) {
+    auto& session = target->session;
+    // The posted handler holds the session only: holding the io_context from inside it would
+    // keep the io_context alive through its own pending handlers.
+    asio::post(session->socket_.get_executor(), [session, id, event = std::move(event)]() mutable {
+      session->on_engine_event(id, std::move(event));
+    });
+  };
+  try {
+    ctx_->engine.submit(generation_->request(), std::move(sink));
+  } catch (const std::exception& e) {
+    ctx_->remove_active(id);
+    generation_.reset();
+    ctx_->metrics->observe_failure(503);
+    send_error(ApiError(503, std::string("the engine did not accept the request: ") + e.what()));
+  }
+}
+
+void HttpSession::on_engine_event(uint64_t id, EngineEvent event) {
+  if (closed_ || !generation_ || generation_->id() != id) return;
+  apply(generation_->on_event(event));
+}
+
+void HttpSession::apply(Generation::Reaction r) {
+  using Kind = Generation::Reaction::Kind;
+  if (r.finished) {
+    ctx_->remove_active(generation_->id());
+    generation_.reset();
+  }
+  switch (r.kind) {
+    case Kind::kNone:
+      break;
+    case Kind::kError:
+      send_response(r.status, "application/json", std::move(r.data));
+      return;
+    case Kind::kBody:
+      send_response(200, "application/json", std::move(r.data));
+      return;
+    case Kind::kStream:
+      if (!stream_open_) {
+        stream_open_ = true;
+        enqueue(stream_header(keep_alive_));
+      }
+      enqueue(chunk(r.data));
+      if (r.finished) {
+        enqueue("0\r\n\r\n");
+        finish_response();
+      }
+      return;
+  }
+}
+
+// ---- writing -----------------------------------------------------------------------------------
+
+void HttpSession::send_response(int status, std::string content_type, std::string body, bool close_after) {
+  http::response<http::string_body> res{static_cast<http::status>(status), 11};
+  res.set(http::field::server, "zinfer");
+  res.set(http::field::content_type, content_type);
+  if (status == 405) res.set(http::field::allow, "GET, POST");
+  if (close_after) close_after_response_ = true;
+  res.keep_alive(keep_alive_ && !close_after_response_);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  std::ostringstream os;
+  os << res;
+  busy_ = true;
+  enqueue(os.str());
+  finish_response();
+}
+
+void HttpSession::send_error(const ApiError& error, bool close_after) {
+  send_response(error.status(), "application/json", error.to_json().dump(), close_after);
+}
+
+void HttpSession::enqueue(std::string bytes) {
+  if (closed_) return;
+  outbox_.push_back(std::move(bytes));
+  do_write();
+}
+
+void HttpSession::finish_response() {
+  response_complete_ = true;
+  if (!keep_alive_) close_after_response_ = true;
+  if (!writing_ && outbox_.empty()) on_response_done();
+}
+
+void HttpSession::do_write() {
+  if (writing_ || outbox_.empty() || closed_) return;
+  writing_ = true;
+  write_timer_.expires_after(std::chrono::milliseconds(ctx_->options.write_timeout_ms));
+  write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    // A handler of an earlier write may run late; only a deadline that really passed counts.
+    if (!ec && self->writing_ && self->write_timer_.expiry() <= std::chrono::steady_clock::now()) {
+      self->close();  // the client stopped reading
+    }
+  });
+  asio::async_write(socket_, asio::buffer(outbox_.front()),
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+}
+
+void HttpSession::on_write(beast::error_code ec) {
+  writing_ = false;
+  write_timer_.cancel();
+  if (closed_) return;
+  if (ec) return close();
+  outbox_.pop_front();
+  if (!outbox_.empty()) return do_write();
+  if (response_complete_) on_response_done();
+}
+
+void HttpSession::on_response_done() {
+  busy_ = false;
+  response_complete_ = false;
+  if (close_after_response_) return close_gracefully();
+  if (pipelined_) {
+    Request next = std::move(*pipelined_);
+    pipelined_.reset();
+    handle(std::move(next));
+    return;
+  }
+  if (reading_) {
+    arm_idle_timer();
+  } else {
+    read_next();
+  }
+}
+
+// ---- lifetime ----------------------------------------------------------------------------------
+
+void HttpSession::arm_idle_timer() {
+  idle_timer_.expires_after(std::chrono::milliseconds(ctx_->options.idle_timeout_ms));
+  idle_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->closed_ || self->busy_) return;
+    if (self->idle_timer_.expiry() <= std::chrono::steady_clock::now()) self->close();
+  });
+}
+
+void HttpSession::close_gracefully() {
+  // Closing a socket with unread input makes the kernel send a reset, which can destroy the
+  // response still on its way (a 413 sent before the client finished its body): say we are
+  // done, then read and drop what the client still sends until it closes, for a short while.
+  closing_ = true;
+  beast::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  idle_timer_.expires_after(std::chrono::seconds(2));
+  idle_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->close();
+  });
+  if (!reading_) drain();  // a pending read ends in on_read, which closes
+}
+
+void HttpSession::drain() {
+  reading_ = true;
+  buffer_.consume(buffer_.size());
+  socket_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    self->reading_ = false;
+    self->buffer_.commit(n);
+    self->buffer_.consume(n);
+    if (ec || self->closed_) return self->close();
+    self->drain();
+  });
+}
+
+void HttpSession::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (generation_) {
+    uint64_t id = generation_->id();
+    generation_->abandon();
+    generation_.reset();
+    ctx_->remove_active(id);
+    ctx_->engine.abort(id);
+  }
+  beast::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  idle_timer_.cancel();
+  write_timer_.cancel();
+  outbox_.clear();
+}
+
+}  // namespace zinfer::gateway

@@ -1,0 +1,336 @@
+#include "gateway/openai_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/api_error.h"
+
+namespace zinfer::gateway {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxN = 128;
+constexpr int kMaxTopLogprobs = 20;
+
+// A field counts as given when present and not null (OpenAI's SDKs send null for "unset").
+const json* field(const json& body, const char* name) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+int64_t get_int(const json& v, const char* name) {
+  if (!v.is_number_integer()) throw invalid_param(name, std::string("'") + name + "' must be an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) {
+    throw invalid_param(name, std::string("'") + name + "' is out of range");
+  }
+  return v.get<int64_t>();
+}
+
+int32_t get_int32(const json& v, const char* name) {
+  int64_t x = get_int(v, name);
+  if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
+    throw invalid_param(name, std::string("'") + name + "' is out of range");
+  }
+  return static_cast<int32_t>(x);
+}
+
+double get_number(const json& v, const char* name) {
+  if (!v.is_number()) throw invalid_param(name, std::string("'") + name + "' must be a number");
+  return v.get<double>();
+}
+
+bool get_bool(const json& v, const char* name) {
+  if (!v.is_boolean()) throw invalid_param(name, std::string("'") + name + "' must be a boolean");
+  return v.get<bool>();
+}
+
+std::string get_string(const json& v, const char* name) {
+  if (!v.is_string()) throw invalid_param(name, std::string("'") + name + "' must be a string");
+  return v.get<std::string>();
+}
+
+bool is_token_id_array(const json& v) {
+  if (!v.is_array() || v.empty()) return false;
+  for (const auto& e : v) {
+    if (!e.is_number_integer()) return false;
+  }
+  return true;
+}
+
+std::vector<int32_t> token_ids(const json& v) {
+  std::vector<int32_t> ids;
+  ids.reserve(v.size());
+  for (const auto& e : v) {
+    int64_t id = get_int(e, "prompt");
+    if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
+      throw invalid_param("prompt", "token id " + std::to_string(id) + " is out of range");
+    }
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  return ids;
+}
+
+// prompt: a string, an array of one string, an array of token ids, or an array of one token-id
+// array. Several prompts in one request (a batch) are refused: one request, one prompt.
+void parse_prompt(const json& body, protocol::GenerateRequest& req) {
+  const json* p = field(body, "prompt");
+  if (!p) throw invalid_param("prompt", "'prompt' is required");
+  const json* single = p;
+  if (p->is_array() && !p->empty() && !is_token_id_array(*p)) {
+    if (p->size() != 1) {
+      throw invalid_param("prompt", "batched prompts are not supported: send one prompt per request");
+    }
+    single = &(*p)[0];
+  }
+  if (single->is_string()) {
+    req.prompt = single->get<std::string>();
+    if (req.prompt.empty()) throw invalid_param("prompt", "'prompt' must not be empty");
+  } else if (is_token_id_array(*single)) {
+    req.prompt_ids = token_ids(*single);
+  } else {
+    throw invalid_param("prompt", "'prompt' must be a string, an array of token ids, or an array of one of them");
+  }
+}
+
+std::string message_content(const json& content, size_t index) {
+  std::string where = "messages[" + std::to_string(index) + "].content";
+  if (content.is_string()) return content.get<std::string>();
+  if (content.is_null()) return {};
+  if (!content.is_array()) throw invalid_param(where, "'" + where + "' must be a string or an array of parts");
+  std::string text;
+  for (const auto& part : content) {
+    if (!part.is_object()) throw invalid_param(where, "each part of '" + where + "' must be an object");
+    const json* type = field(part, "type");
+    if (!type || !type->is_string() || type->get<std::string>() != "text") {
+      throw invalid_param(where, "only parts of type 'text' are supported in '" + where + "'");
+    }
+    const json* t = field(part, "text");
+    if (!t || !t->is_string()) throw invalid_param(where, "a text part of '" + where + "' needs a string 'text'");
+    text += t->get<std::string>();
+  }
+  return text;
+}
+
+void parse_messages(const json& body, protocol::GenerateRequest& req) {
+  const json* m = field(body, "messages");
+  if (!m) throw invalid_param("messages", "'messages' is required");
+  if (!m->is_array() || m->empty()) throw invalid_param("messages", "'messages' must be a non-empty array");
+  for (size_t i = 0; i < m->size(); ++i) {
+    const json& msg = (*m)[i];
+    std::string where = "messages[" + std::to_string(i) + "]";
+    if (!msg.is_object()) throw invalid_param(where, "'" + where + "' must be an object");
+    const json* role = field(msg, "role");
+    if (!role || !role->is_string()) throw invalid_param(where + ".role", "'" + where + ".role' must be a string");
+    std::string r = role->get<std::string>();
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool" && r != "developer") {
+      throw invalid_param(where + ".role", "unknown role '" + r + "' in " + where);
+    }
+    auto content_it = msg.find("content");
+    if (content_it == msg.end() && r != "assistant") {
+      throw invalid_param(where + ".content", "'" + where + ".content' is required");
+    }
+    protocol::ChatMessage cm;
+    cm.role = r;
+    cm.content = content_it == msg.end() ? std::string() : message_content(*content_it, i);
+    req.messages.push_back(std::move(cm));
+  }
+  req.is_chat = true;
+  if (const json* v = field(body, "add_generation_prompt")) req.add_generation_prompt = get_bool(*v, "add_generation_prompt");
+  if (const json* kw = field(body, "chat_template_kwargs")) {
+    if (!kw->is_object()) throw invalid_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    if (const json* v = field(*kw, "enable_thinking")) req.enable_thinking = get_bool(*v, "chat_template_kwargs.enable_thinking");
+  }
+}
+
+void parse_stop(const json& body, protocol::SamplingParams& s) {
+  if (const json* stop = field(body, "stop")) {
+    if (stop->is_string()) {
+      s.stop.push_back(stop->get<std::string>());
+    } else if (stop->is_array()) {
+      for (const auto& e : *stop) s.stop.push_back(get_string(e, "stop"));
+    } else {
+      throw invalid_param("stop", "'stop' must be a string or an array of strings");
+    }
+  }
+  if (const json* ids = field(body, "stop_token_ids")) {
+    if (!ids->is_array()) throw invalid_param("stop_token_ids", "'stop_token_ids' must be an array of integers");
+    for (const auto& e : *ids) s.stop_token_ids.push_back(get_int32(e, "stop_token_ids"));
+  }
+}
+
+// Sampling features zinfer does not implement are refused rather than silently ignored, since
+// ignoring them would change what the client gets.
+void refuse_unsupported(const json& body) {
+  for (const char* name : {"frequency_penalty", "presence_penalty"}) {
+    if (const json* v = field(body, name); v && get_number(*v, name) != 0.0) {
+      throw invalid_param(name, std::string("'") + name + "' is not supported");
+    }
+  }
+  if (const json* v = field(body, "logit_bias"); v && !(v->is_object() && v->empty())) {
+    throw invalid_param("logit_bias", "'logit_bias' is not supported");
+  }
+  if (const json* v = field(body, "echo"); v && get_bool(*v, "echo")) {
+    throw invalid_param("echo", "'echo' is not supported");
+  }
+  if (const json* v = field(body, "best_of"); v && get_int(*v, "best_of") > 1) {
+    throw invalid_param("best_of", "'best_of' is not supported");
+  }
+}
+
+void parse_logprobs(ApiKind kind, const json& body, OpenAiRequest& out) {
+  auto& s = out.request.sampling;
+  if (kind == ApiKind::kCompletions) {
+    if (const json* v = field(body, "logprobs")) {
+      int32_t k = get_int32(*v, "logprobs");
+      if (k < 0 || k > kMaxTopLogprobs) {
+        throw invalid_param("logprobs", "'logprobs' must be between 0 and " + std::to_string(kMaxTopLogprobs));
+      }
+      s.logprobs = true;
+      s.top_logprobs = k;
+    }
+  } else {
+    if (const json* v = field(body, "logprobs")) s.logprobs = get_bool(*v, "logprobs");
+    if (const json* v = field(body, "top_logprobs")) {
+      int32_t k = get_int32(*v, "top_logprobs");
+      if (k < 0 || k > kMaxTopLogprobs) {
+        throw invalid_param("top_logprobs", "'top_logprobs' must be between 0 and " + std::to_string(kMaxTopLogprobs));
+      }
+      if (k > 0 && !s.logprobs) throw invalid_param("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+      s.top_logprobs = k;
+    }
+  }
+  out.want_logprobs = s.logprobs;
+}
+
+void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const HttpOptions& options) {
+  auto& s = out.request.sampling;
+  bool max_tokens_given = false;
+  const char* max_name = "max_tokens";
+  const json* mt = nullptr;
+  if (kind == ApiKind::kChat && (mt = field(body, "max_completion_tokens"))) {
+    max_name = "max_completion_tokens";
+  } else {
+    mt = field(body, "max_tokens");
+  }
+  if (mt) {
+    s.max_tokens = get_int32(*mt, max_name);
+    if (s.max_tokens <= 0) throw invalid_param(max_name, std::string("'") + max_name + "' must be at least 1");
+    max_tokens_given = true;
+  }
+  // OpenAI's defaults: 16 for completions; for chat, as many as the context allows (the
+  // scheduler also stops a sequence at the context length).
+  if (!max_tokens_given) {
+    s.max_tokens = (kind == ApiKind::kChat && options.max_model_len > 0) ? options.max_model_len : 16;
+  }
+  if (const json* v = field(body, "min_tokens")) s.min_tokens = get_int32(*v, "min_tokens");
+  if (const json* v = field(body, "temperature")) s.temperature = static_cast<float>(get_number(*v, "temperature"));
+  if (const json* v = field(body, "top_p")) s.top_p = static_cast<float>(get_number(*v, "top_p"));
+  if (const json* v = field(body, "top_k")) {
+    s.top_k = get_int32(*v, "top_k");
+    if (s.top_k == 0) s.top_k = -1;  // vLLM's convention: 0 also means off
+  }
+  if (const json* v = field(body, "seed")) s.seed = get_int(*v, "seed");
+  if (const json* v = field(body, "n")) s.n = get_int32(*v, "n");
+  if (const json* v = field(body, "ignore_eos")) s.ignore_eos = get_bool(*v, "ignore_eos");
+  if (const json* v = field(body, "skip_special_tokens")) s.skip_special_tokens = get_bool(*v, "skip_special_tokens");
+  parse_stop(body, s);
+  parse_logprobs(kind, body, out);
+  validate_sampling(s, options.max_model_len);
+  if (mt && s.min_tokens > s.max_tokens) throw invalid_param("min_tokens", "'min_tokens' must not exceed 'max_tokens'");
+
+  if (options.max_model_len > 0 && !out.request.prompt_ids.empty()) {
+    int64_t prompt = static_cast<int64_t>(out.request.prompt_ids.size());
+    int64_t total = prompt + (max_tokens_given ? s.max_tokens : 1);
+    if (total > options.max_model_len) {
+      throw invalid_param("prompt", "this model's maximum context length is " + std::to_string(options.max_model_len) +
+                                        " tokens; the request asks for " + std::to_string(total) + " (" +
+                                        std::to_string(prompt) + " in the prompt, " +
+                                        std::to_string(total - prompt) + " to generate)");
+    }
+  }
+}
+
+}  // namespace
+
+void validate_sampling(const protocol::SamplingParams& s, int max_model_len) {
+  if (s.max_tokens <= 0) throw invalid_param("max_tokens", "'max_tokens' must be at least 1");
+  if (max_model_len > 0 && s.max_tokens > max_model_len) {
+    throw invalid_param("max_tokens", "'max_tokens' " + std::to_string(s.max_tokens) +
+                                          " exceeds the model's context length " + std::to_string(max_model_len));
+  }
+  if (s.min_tokens < 0) throw invalid_param("min_tokens", "'min_tokens' must not be negative");
+  if (!std::isfinite(s.temperature) || s.temperature < 0.0f) {
+    throw invalid_param("temperature", "'temperature' must be a number >= 0");
+  }
+  if (!std::isfinite(s.top_p) || s.top_p <= 0.0f || s.top_p > 1.0f) {
+    throw invalid_param("top_p", "'top_p' must be in (0, 1]");
+  }
+  if (s.top_k < -1 || s.top_k == 0) throw invalid_param("top_k", "'top_k' must be -1 (off) or at least 1");
+  if (s.n < 1 || s.n > kMaxN) throw invalid_param("n", "'n' must be between 1 and " + std::to_string(kMaxN));
+  if (s.top_logprobs < 0 || s.top_logprobs > kMaxTopLogprobs) {
+    throw invalid_param("top_logprobs", "'top_logprobs' must be between 0 and " + std::to_string(kMaxTopLogprobs));
+  }
+  for (const auto& stop : s.stop) {
+    if (stop.empty()) throw invalid_param("stop", "'stop' strings must not be empty");
+  }
+  for (int32_t id : s.stop_token_ids) {
+    if (id < 0) throw invalid_param("stop_token_ids", "'stop_token_ids' must not be negative");
+  }
+}
+
+void validate_generate_request(const protocol::GenerateRequest& req, int max_model_len) {
+  int inputs = (!req.prompt.empty() ? 1 : 0) + (!req.prompt_ids.empty() ? 1 : 0) + (!req.messages.empty() ? 1 : 0);
+  if (inputs != 1) throw invalid_param("prompt", "exactly one of prompt, prompt_ids and messages must be given");
+  if (req.is_chat != !req.messages.empty()) {
+    throw invalid_param("messages", "is_chat must be set exactly when messages are given");
+  }
+  for (int32_t id : req.prompt_ids) {
+    if (id < 0) throw invalid_param("prompt_ids", "token id " + std::to_string(id) + " is negative");
+  }
+  if (max_model_len > 0 && static_cast<int64_t>(req.prompt_ids.size()) >= max_model_len) {
+    throw invalid_param("prompt_ids", "the prompt has " + std::to_string(req.prompt_ids.size()) +
+                                          " tokens; this model's maximum context length is " +
+                                          std::to_string(max_model_len));
+  }
+  validate_sampling(req.sampling, max_model_len);
+}
+
+OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, const HttpOptions& options) {
+  json body = json::parse(body_text, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) throw ApiError(400, "the request body is not valid JSON");
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+
+  OpenAiRequest out;
+  out.kind = kind;
+  auto& req = out.request;
+  if (const json* m = field(body, "model")) {
+    req.model = get_string(*m, "model");
+    if (req.model != options.served_model_name) {
+      throw ApiError(404, "the model '" + req.model + "' does not exist", "model");
+    }
+  } else {
+    req.model = options.served_model_name;
+  }
+  if (kind == ApiKind::kCompletions) {
+    parse_prompt(body, req);
+  } else {
+    parse_messages(body, req);
+  }
+  refuse_unsupported(body);
+  parse_sampling(kind, body, out, options);
+  if (const json* v = field(body, "priority")) req.priority = get_int32(*v, "priority");
+  if (const json* v = field(body, "stream")) out.stream = get_bool(*v, "stream");
+  if (const json* so = field(body, "stream_options")) {
+    if (!so->is_object()) throw invalid_param("stream_options", "'stream_options' must be an object");
+    if (!out.stream) throw invalid_param("stream_options", "'stream_options' is only allowed with 'stream': true");
+    if (const json* v = field(*so, "include_usage")) out.include_usage = get_bool(*v, "stream_options.include_usage");
+  }
+  if (const json* v = field(body, "return_token_ids")) out.return_token_ids = get_bool(*v, "return_token_ids");
+  return out;
+}
+
+}  // namespace zinfer::gateway

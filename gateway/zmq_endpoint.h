@@ -1,0 +1,83 @@
+// The native client endpoint: a ZeroMQ ROUTER socket, served by one thread, speaking the zinfer
+// envelope (docs/protocol.md). Clients (DEALER) send GenerateRequest and Abort with request ids of
+// their own choosing; the endpoint maps (client identity, client id) to a gateway-unique id,
+// forwards to the engine and streams TextDelta / ErrorReply back under the client's id.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "gateway/engine_client.h"
+#include "gateway/in_flight.h"
+#include "gateway/metrics.h"
+#include "gateway/options.h"
+
+namespace zinfer::gateway {
+
+class ZmqEndpoint {
+ public:
+  // engine must outlive the endpoint. context: the process's ZeroMQ context (one is made if null).
+  ZmqEndpoint(EngineClient& engine, ZmqEndpointOptions options, std::shared_ptr<Metrics> metrics = nullptr,
+              std::shared_ptr<RequestIds> ids = nullptr, zmq::context_t* context = nullptr);
+  ~ZmqEndpoint();
+
+  ZmqEndpoint(const ZmqEndpoint&) = delete;
+  ZmqEndpoint& operator=(const ZmqEndpoint&) = delete;
+
+  // Binds (throws std::runtime_error naming the address) and starts the serving thread.
+  void start();
+  // Aborts the requests in flight and joins the thread. Idempotent.
+  void stop();
+
+  // The bound address, with the port resolved when bind used "*".
+  const std::string& endpoint() const { return endpoint_; }
+
+  struct Inbox;  // engine events waiting for the serving thread (defined in the .cpp)
+
+ private:
+  struct Route {
+    std::string identity;
+    uint64_t client_id = 0;
+    std::vector<bool> finished;  // per sample index
+    size_t finished_count = 0;
+    RequestTimer timer;
+    InFlightLimiter::Token token;
+  };
+
+  void run();
+  void on_frame(const std::string& identity, const std::string& payload);
+  void on_generate(const std::string& identity, protocol::GenerateRequest request);
+  void on_abort(const std::string& identity, const protocol::Abort& abort);
+  void on_engine_event(uint64_t id, EngineEvent event);
+  void drain_inbox();
+  void send(const std::string& identity, const std::string& bytes);
+  void send_error(const std::string& identity, uint64_t request_id, int code, const std::string& kind,
+                  const std::string& message);
+  void drop_client(const std::string& identity);
+  void erase_route(uint64_t id);
+
+  EngineClient& engine_;
+  ZmqEndpointOptions options_;
+  std::shared_ptr<Metrics> metrics_;
+  std::shared_ptr<RequestIds> ids_;
+  std::unique_ptr<zmq::context_t> own_context_;
+  zmq::context_t* context_;
+  std::unique_ptr<zmq::socket_t> router_;
+  std::shared_ptr<Inbox> inbox_;
+  InFlightLimiter limiter_;
+  std::thread thread_;
+  std::string endpoint_;
+
+  // Owned by the serving thread.
+  std::unordered_map<uint64_t, Route> routes_;
+  std::map<std::pair<std::string, uint64_t>, uint64_t> by_client_;
+};
+
+}  // namespace zinfer::gateway

@@ -1,0 +1,145 @@
+#include "fake_engine.h"
+
+namespace zinfer::gateway::testing {
+
+FakeEngine::FakeEngine(std::chrono::milliseconds tick) : tick_(tick), thread_([this] { run(); }) {}
+
+FakeEngine::~FakeEngine() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void FakeEngine::submit(protocol::GenerateRequest request, DeltaSink sink) {
+  Stream s;
+  s.prompt_tokens = static_cast<int32_t>(request.prompt.size() + request.prompt_ids.size());
+  std::string all_text = request.prompt;
+  for (const auto& m : request.messages) {
+    s.prompt_tokens += static_cast<int32_t>(m.content.size());
+    all_text += m.content;
+  }
+  s.hang = all_text.find("HANG") != std::string::npos;
+  s.breaks = all_text.find("BREAK") != std::string::npos;
+  s.produced.assign(request.sampling.n, 0);
+  bool too_long = all_text.find("TOO_LONG") != std::string::npos;
+  uint64_t id = request.request_id;
+  {
+    std::lock_guard lock(mu_);
+    submitted_.push_back(request);
+  }
+  if (too_long) {
+    protocol::ErrorReply reply;
+    reply.request_id = id;
+    reply.code = 400;
+    reply.kind = "invalid_request";
+    reply.message = "the prompt is longer than the model's context";
+    sink(reply);
+    return;
+  }
+  s.request = std::move(request);
+  s.sink = std::move(sink);
+  std::lock_guard lock(mu_);
+  streams_.emplace(id, std::move(s));
+  cv_.notify_all();
+}
+
+void FakeEngine::abort(uint64_t request_id) {
+  std::lock_guard lock(mu_);
+  streams_.erase(request_id);
+  aborted_.insert(request_id);
+  cv_.notify_all();
+}
+
+protocol::Stats FakeEngine::stats() {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void FakeEngine::set_stats(const protocol::Stats& stats) {
+  std::lock_guard lock(mu_);
+  stats_ = stats;
+}
+
+std::vector<protocol::GenerateRequest> FakeEngine::submitted() {
+  std::lock_guard lock(mu_);
+  return submitted_;
+}
+
+std::set<uint64_t> FakeEngine::aborted() {
+  std::lock_guard lock(mu_);
+  return aborted_;
+}
+
+size_t FakeEngine::active() {
+  std::lock_guard lock(mu_);
+  return streams_.size();
+}
+
+bool FakeEngine::wait_aborted(uint64_t request_id, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return aborted_.count(request_id) > 0; });
+}
+
+bool FakeEngine::wait_submitted(size_t count, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return submitted_.size() >= count; });
+}
+
+bool FakeEngine::step(uint64_t id, Stream& s, std::vector<std::pair<DeltaSink*, EngineEvent>>& out) {
+  const auto& sp = s.request.sampling;
+  bool any_running = false;
+  for (int i = 0; i < static_cast<int>(s.produced.size()); ++i) {
+    int k = s.produced[i];
+    if (!s.hang && k >= sp.max_tokens) continue;
+    if (s.breaks && k == 2) {
+      protocol::ErrorReply reply;
+      reply.request_id = id;
+      reply.code = 500;
+      reply.kind = "executor";
+      reply.message = "the executor failed";
+      out.emplace_back(&s.sink, reply);
+      return false;
+    }
+    protocol::TextDelta d;
+    d.request_id = id;
+    d.index = i;
+    d.text = token_text(i, k);
+    d.token_ids = {token_id(i, k)};
+    if (sp.logprobs) {
+      d.logprobs = {-0.25f * static_cast<float>(k + 1)};
+      std::vector<protocol::TopLogprob> top;
+      for (int j = 0; j < sp.top_logprobs; ++j) top.push_back({token_id(i, k) + j, -0.25f * (k + 1) - j});
+      d.top_logprobs = {top};
+    }
+    d.prompt_tokens = s.prompt_tokens;
+    d.completion_tokens = k + 1;
+    s.produced[i] = k + 1;
+    if (!s.hang && k + 1 >= sp.max_tokens) d.finish_reason = "length";
+    else any_running = true;
+    out.emplace_back(&s.sink, std::move(d));
+  }
+  return any_running;
+}
+
+void FakeEngine::run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, tick_, [&] { return stop_; });
+    if (stop_) break;
+    // Sinks are called with the lock held: they only post to the gateway, and holding it keeps
+    // an abort from racing with a stream's deltas.
+    std::vector<std::pair<DeltaSink*, EngineEvent>> out;
+    std::vector<uint64_t> ended;
+    for (auto& [id, s] : streams_) {
+      size_t first = out.size();
+      if (!step(id, s, out)) ended.push_back(id);
+      for (size_t j = first; j < out.size(); ++j) (*out[j].first)(std::move(out[j].second));
+    }
+    for (uint64_t id : ended) streams_.erase(id);
+  }
+}
+
+}  // namespace zinfer::gateway::testing

@@ -1,0 +1,74 @@
+// A stand-in for the serving pipeline behind gateway::EngineClient. It "generates" on its own
+// thread, one token per sample per tick, so that streams really are delivered from another
+// thread over time. What it produces is a pure function of the request:
+//   sample i, token k (0-based): id 1000 + 100 * i + k, text "s<i>t<k> ", logprob -0.25 * (k + 1)
+//   prompt_tokens: prompt bytes, or the number of prompt ids, or the bytes of all messages
+//   finish_reason "length" after max_tokens tokens.
+// Prompts with these words change its behaviour:
+//   "TOO_LONG" -> ErrorReply 400 before any token;  "BREAK" -> ErrorReply 500 after 2 tokens;
+//   "HANG"     -> tokens keep coming, one per tick, until the request is aborted (no max).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "gateway/engine_client.h"
+
+namespace zinfer::gateway::testing {
+
+class FakeEngine : public EngineClient {
+ public:
+  explicit FakeEngine(std::chrono::milliseconds tick = std::chrono::milliseconds(1));
+  ~FakeEngine() override;
+
+  void submit(protocol::GenerateRequest request, DeltaSink sink) override;
+  void abort(uint64_t request_id) override;
+  protocol::Stats stats() override;
+
+  void set_stats(const protocol::Stats& stats);
+
+  // What the gateway sent.
+  std::vector<protocol::GenerateRequest> submitted();
+  std::set<uint64_t> aborted();
+  size_t active();
+  // Waits until `request_id` was aborted; false after `timeout`.
+  bool wait_aborted(uint64_t request_id, std::chrono::milliseconds timeout);
+  // Waits until `count` requests were submitted; false after `timeout`.
+  bool wait_submitted(size_t count, std::chrono::milliseconds timeout);
+
+  static int32_t token_id(int sample, int k) { return 1000 + 100 * sample + k; }
+  static std::string token_text(int sample, int k) {
+    return "s" + std::to_string(sample) + "t" + std::to_string(k) + " ";
+  }
+
+ private:
+  struct Stream {
+    protocol::GenerateRequest request;
+    DeltaSink sink;
+    std::vector<int> produced;  // per sample
+    bool hang = false;
+    bool breaks = false;
+    int32_t prompt_tokens = 0;
+  };
+
+  void run();
+  // Produces one step for a stream; returns false when it ended.
+  bool step(uint64_t id, Stream& s, std::vector<std::pair<DeltaSink*, EngineEvent>>& out);
+
+  std::chrono::milliseconds tick_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Stream> streams_;
+  std::vector<protocol::GenerateRequest> submitted_;
+  std::set<uint64_t> aborted_;
+  protocol::Stats stats_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace zinfer::gateway::testing

@@ -1,0 +1,122 @@
+// Parsing and validation of OpenAI request bodies, without a server.
+#include <gtest/gtest.h>
+
+#include "gateway/api_error.h"
+#include "gateway/openai_request.h"
+
+namespace zinfer::gateway {
+namespace {
+
+HttpOptions options() {
+  HttpOptions o;
+  o.served_model_name = "m";
+  o.max_model_len = 100;
+  return o;
+}
+
+int status_of(ApiKind kind, const std::string& body) {
+  try {
+    parse_openai_request(kind, body, options());
+    return 200;
+  } catch (const ApiError& e) {
+    return e.status();
+  }
+}
+
+TEST(OpenAiRequestTest, CompletionFieldsMapToTheRequest) {
+  auto r = parse_openai_request(ApiKind::kCompletions,
+                                R"({"model":"m","prompt":"hi","max_tokens":5,"top_k":0,"stop":"END","n":2,
+                                    "min_tokens":1,"stop_token_ids":[7],"skip_special_tokens":false,"seed":null,
+                                    "stream":true,"stream_options":{"include_usage":true},"logprobs":0})",
+                                options());
+  EXPECT_EQ(r.request.prompt, "hi");
+  EXPECT_EQ(r.request.sampling.max_tokens, 5);
+  EXPECT_EQ(r.request.sampling.top_k, -1);  // 0 also means off
+  EXPECT_EQ(r.request.sampling.stop, std::vector<std::string>{"END"});
+  EXPECT_EQ(r.request.sampling.n, 2);
+  EXPECT_EQ(r.request.sampling.min_tokens, 1);
+  EXPECT_EQ(r.request.sampling.stop_token_ids, std::vector<int32_t>{7});
+  EXPECT_FALSE(r.request.sampling.skip_special_tokens);
+  EXPECT_EQ(r.request.sampling.seed, -1);  // null is "not given"
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_TRUE(r.want_logprobs);  // logprobs: 0 still asks for the chosen tokens' logprobs
+  EXPECT_EQ(r.request.sampling.top_logprobs, 0);
+}
+
+TEST(OpenAiRequestTest, ChatFields) {
+  auto r = parse_openai_request(ApiKind::kChat,
+                                R"({"messages":[{"role":"user","content":"q"},{"role":"assistant"},
+                                                {"role":"user","content":null}],
+                                    "add_generation_prompt":false,"priority":-2})",
+                                options());
+  ASSERT_EQ(r.request.messages.size(), 3u);
+  EXPECT_EQ(r.request.messages[1].content, "");
+  EXPECT_TRUE(r.request.is_chat);
+  EXPECT_FALSE(r.request.add_generation_prompt);
+  EXPECT_EQ(r.request.priority, -2);
+  EXPECT_EQ(r.request.sampling.max_tokens, 100);  // the context length when not given
+}
+
+TEST(OpenAiRequestTest, StatusOfBadRequests) {
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","model":"other"})"), 404);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","max_tokens":101})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","temperature":1e400})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","n":1000})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","max_tokens":3,"min_tokens":4})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":[[1],[2]]})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":[3000000000]})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kChat, R"({"messages":[{"content":"x"}]})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kChat, R"({"messages":[{"role":"user"}]})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kChat, R"({"messages":[{"role":"user","content":"x"}],"chat_template_kwargs":1})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","frequency_penalty":0})"), 200);
+}
+
+TEST(OpenAiRequestTest, ErrorJsonShape) {
+  try {
+    parse_openai_request(ApiKind::kCompletions, R"({"prompt":"x","top_p":2})", options());
+    FAIL() << "no error";
+  } catch (const ApiError& e) {
+    auto j = e.to_json();
+    EXPECT_EQ(j["error"]["param"], "top_p");
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+    EXPECT_EQ(j["error"]["code"], 400);
+    EXPECT_NE(j["error"]["message"].get<std::string>().find("top_p"), std::string::npos);
+  }
+}
+
+TEST(OpenAiRequestTest, ValidateGenerateRequestFromNativeClients) {
+  protocol::GenerateRequest g;
+  g.prompt = "x";
+  EXPECT_NO_THROW(validate_generate_request(g, 100));
+  g.prompt_ids = {1, 2};
+  EXPECT_THROW(validate_generate_request(g, 100), ApiError);  // two inputs
+  g.prompt.clear();
+  EXPECT_NO_THROW(validate_generate_request(g, 100));
+  g.prompt_ids.assign(100, 1);
+  EXPECT_THROW(validate_generate_request(g, 100), ApiError);  // fills the context
+  g.prompt_ids = {-1};
+  EXPECT_THROW(validate_generate_request(g, 100), ApiError);
+  g.prompt_ids.clear();
+  g.messages = {{"user", "hi"}};
+  EXPECT_THROW(validate_generate_request(g, 100), ApiError);  // is_chat not set
+  g.is_chat = true;
+  EXPECT_NO_THROW(validate_generate_request(g, 100));
+  g.sampling.top_p = 0.0f;
+  EXPECT_THROW(validate_generate_request(g, 100), ApiError);
+}
+
+TEST(ApiErrorTest, EngineRepliesMapToStatuses) {
+  protocol::ErrorReply r;
+  r.code = 400;
+  r.message = "prompt too long";
+  EXPECT_EQ(api_error_from_reply(r).status(), 400);
+  EXPECT_STREQ(api_error_from_reply(r).what(), "prompt too long");
+  r.code = 503;
+  EXPECT_EQ(api_error_from_reply(r).type(), "service_unavailable_error");
+  r.code = 0;  // not an HTTP code: the engine's own failure
+  EXPECT_EQ(api_error_from_reply(r).status(), 500);
+}
+
+}  // namespace
+}  // namespace zinfer::gateway
