@@ -221,11 +221,11 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
     if (s.max_tokens <= 0) throw invalid_param(max_name, std::string("'") + max_name + "' must be at least 1");
     max_tokens_given = true;
   }
-  // OpenAI's defaults: 16 for completions; for chat, as many as the context allows (the
-  // scheduler also stops a sequence at the context length).
-  if (!max_tokens_given) {
-    s.max_tokens = (kind == ApiKind::kChat && options.max_model_len > 0) ? options.max_model_len : 16;
-  }
+  // OpenAI's defaults: 16 for completions; for chat, as many as the context leaves after the
+  // prompt: max_tokens 0 in the protocol, resolved by the tokenizer stage once the prompt's
+  // length is known.
+  const bool until_context_full = !max_tokens_given && kind == ApiKind::kChat;
+  if (!max_tokens_given) s.max_tokens = 16;
   if (const json* v = field(body, "min_tokens")) s.min_tokens = get_int32(*v, "min_tokens");
   if (const json* v = field(body, "temperature")) s.temperature = static_cast<float>(get_number(*v, "temperature"));
   if (const json* v = field(body, "top_p")) s.top_p = static_cast<float>(get_number(*v, "top_p"));
@@ -240,6 +240,7 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
   parse_stop(body, s);
   parse_logprobs(kind, body, out);
   validate_sampling(s, options.max_model_len);
+  if (until_context_full) s.max_tokens = 0;
   if (mt && s.min_tokens > s.max_tokens) throw invalid_param("min_tokens", "'min_tokens' must not exceed 'max_tokens'");
 
   if (options.max_model_len > 0 && !out.request.prompt_ids.empty()) {

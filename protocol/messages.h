@@ -49,7 +49,7 @@ enum class MessageType : uint16_t {
 
 // Sampling settings of one request (OpenAI's names where the concept is the same).
 struct SamplingParams {
-  int32_t max_tokens = 16;
+  int32_t max_tokens = 16;  // 0 = until the context is full (chat requests without max_tokens)
   int32_t min_tokens = 0;
   float temperature = 1.0f;  // 0 = greedy
   float top_p = 1.0f;

@@ -108,11 +108,12 @@ void FakeOpenAIServer::serve(int fd) {
 
   if (n == 13 || (!chat && path != "/v1/completions")) {
     const std::string err = R"({"error":{"message":"unlucky request","code":400}})";
-    // Counted out before the client can see the end, so that its next request never overlaps.
+    // Counted out (and as served) before the client can see the end, so that its next request
+    // never overlaps and a test that reads the count after the client finished sees it.
     --in_flight_;
+    ++served_;
     send_all(fd, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: " +
                      std::to_string(err.size()) + "\r\nConnection: close\r\n\r\n" + err);
-    ++served_;
     return;
   }
   // Completions: chunked framing; chat: the body runs until the connection closes.
@@ -138,9 +139,9 @@ void FakeOpenAIServer::serve(int fd) {
                       {"usage", {{"prompt_tokens", prompt.size()}, {"completion_tokens", n}}}}
            .dump());
   --in_flight_;
+  ++served_;  // before the client can see the end (as above)
   emit("[DONE]");
   if (!chat) send_all(fd, "0\r\n\r\n");
-  ++served_;
 }
 
 }  // namespace zinfer::bench::testing

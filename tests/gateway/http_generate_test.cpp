@@ -162,7 +162,8 @@ TEST_F(GatewayServerTest, ChatDefaultMaxTokensIsTheContext) {
   HttpConnection c(port_);
   c.send(http::verb::post, "/v1/chat/completions", R"({"messages":[{"role":"user","content":"HANG"}],"stream":true})");
   ASSERT_TRUE(engine_->wait_submitted(1, std::chrono::seconds(10)));
-  EXPECT_EQ(engine_->submitted()[0].sampling.max_tokens, 4096);
+  // 0 in the protocol: "until the context is full", resolved once the prompt is tokenized.
+  EXPECT_EQ(engine_->submitted()[0].sampling.max_tokens, 0);
   // Completions keep OpenAI's default of 16.
   auto r = post_json(port_, "/v1/completions", R"({"prompt":"x"})");
   EXPECT_EQ(r.json()["usage"]["completion_tokens"], 16);

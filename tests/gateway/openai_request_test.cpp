@@ -55,7 +55,7 @@ TEST(OpenAiRequestTest, ChatFields) {
   EXPECT_TRUE(r.request.is_chat);
   EXPECT_FALSE(r.request.add_generation_prompt);
   EXPECT_EQ(r.request.priority, -2);
-  EXPECT_EQ(r.request.sampling.max_tokens, 100);  // the context length when not given
+  EXPECT_EQ(r.request.sampling.max_tokens, 0);  // not given: until the context is full (0)
 }
 
 TEST(OpenAiRequestTest, StatusOfBadRequests) {
