@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <thread>
 
 #include <boost/fiber/all.hpp>
 
@@ -136,7 +137,23 @@ bool Loop::run_once(std::chrono::milliseconds max_wait) {
     items[i] = zmq::pollitem_t{sockets_[i]->handle(), 0, ZMQ_POLLIN, 0};
   }
   try {
-    zmq::poll(items.data(), items.size(), timeout);
+    // Spin, then block: right after a turn that had work, poll without sleeping for up to
+    // spin_ before blocking. A thread that sleeps in epoll needs tens of microseconds to be
+    // woken on an idle core (the scheduler and the core's power state), which would be most of
+    // an inproc round trip; a loop that has just been busy is likely to get its next message soon.
+    int ready = 0;
+    if (had_work_ && spin_.count() > 0 && timeout.count() > 0) {
+      auto until = Clock::now() + spin_;
+      // Yield between polls: where the cores are oversubscribed the peer we wait for may need
+      // this very core, and a plain spin would hold it off for the whole spin.
+      for (;;) {
+        ready = zmq::poll(items.data(), items.size(), std::chrono::milliseconds(0));
+        if (ready != 0 || Clock::now() >= until) break;
+        std::this_thread::yield();
+      }
+    }
+    if (ready == 0) ready = zmq::poll(items.data(), items.size(), timeout);
+    had_work_ = ready > 0;
   } catch (const zmq::error_t& e) {
     if (e.num() == EINTR) return !stopped_;
     throw;

@@ -44,6 +44,9 @@ class Loop {
   void spawn(std::function<void()> fn);
 
   void run();   // until stop() or $TERM
+  // How long the loop keeps polling without sleeping after a turn that had work (default 50 us;
+  // 0 = always block at once). Trades a little CPU after activity for wake-up latency.
+  void set_spin(std::chrono::microseconds spin) { spin_ = spin; }
   void stop() { stopped_ = true; }
   bool stopped() const { return stopped_; }
   // Runs one turn; returns false once stopped. For loops driven by an outer loop (tests).
@@ -65,6 +68,8 @@ class Loop {
   int64_t next_timer_id_ = 1;
   bool stopped_ = false;
   int64_t live_fibers_ = 0;
+  std::chrono::microseconds spin_{50};
+  bool had_work_ = false;
 };
 
 }  // namespace zinfer::runtime

@@ -1,6 +1,8 @@
 // Paged attention over the KV cache, causal, with grouped-query heads. K and V of the tokens being
 // attended are already in the cache (qkv_rope writes them first), so a prefill chunk with a cached
-// prefix and a decode token are the same computation: token t attends keys [0, positions[t]].
+// prefix and a decode token are the same computation: token t attends keys [0, positions[t]], or
+// with a sliding window W > 0 (Mistral; as transformers and the CPU backend apply it) only the last
+// W of them, [max(0, positions[t] - W + 1), positions[t]].
 //
 // Layouts:
 //   q, out:            [num_tokens, num_heads, head_dim] bf16 (token index = row of the step)
@@ -30,13 +32,16 @@ struct PagedKv {
   int32_t head_dim = 0;
   int32_t block_size = 16;
   float scale = 1.f;  // softmax scale, head_dim^-0.5
+  int32_t sliding_window = 0;  // 0: no window; else keys within the last sliding_window positions
 };
 
 // Split-K decoding: each (token, kv head, split) block reads its share of the keys once for all
 // the query heads of the group; a second kernel merges the splits. Used for decode tokens and,
 // for head dims without a tensor-core kernel, for every token. tokens: [num_tokens] row indices.
+// The splits partition the keys the token attends (with a window, only the window's keys).
 // Workspace: partial_acc [num_tokens * num_heads * num_splits * head_dim] float,
-// partial_ml [num_tokens * num_heads * num_splits * 2] float. head_dim in {16,32,64,128,256}.
+// partial_ml [num_tokens * num_heads * num_splits * 2] float. head_dim: a multiple of 8,
+// 8 to 256 (non-powers of two run padded to the next power of two).
 struct DecodeWork {
   const int32_t* tokens = nullptr;
   int32_t num_tokens = 0;

@@ -1,7 +1,9 @@
 // Split-K flash decoding. Block (token, kv head, head group, split): the block's 4 warps stride
 // over the split's keys; within a warp, D/8 lanes share one key (16 bytes each), so a warp holds
 // 32/(D/8) keys at once, each lane group with its own online softmax for every query head of the
-// group. Each key/value row is read once for all heads that share it.
+// group. Each key/value row is read once for all heads that share it. Head dims that are a
+// multiple of 8 but not a power of two (e.g. 24) run in the next power-of-two kernel (32) with the
+// lanes past the head dim idle: they load zeros, which add nothing to the dot products.
 #include <cfloat>
 
 #include "gpu/cuda/attention.h"
@@ -24,6 +26,7 @@ __device__ inline void bf16x8_to_float(const uint4& raw, float* out) {
   }
 }
 
+// D: the kernel's (power-of-two) width; kv.head_dim <= D is the rows' real length and stride.
 template <int D, int G>
 __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeWork work, int head_groups) {
   constexpr int kLanes = D / 8;        // lanes per key
@@ -35,25 +38,31 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = lane / kLanes, sub = lane % kLanes;
+  const int hd = kv.head_dim;
+  const bool lane_in_head = sub * 8 < hd;  // false only for the padding lanes of a narrow head
   const int t = work.tokens[blockIdx.x];
   const int group_size = kv.num_heads / kv.num_kv_heads;
   const int kvh = blockIdx.y / head_groups;
   const int h_base = kvh * group_size + (blockIdx.y % head_groups) * G;
   const int ctx = kv.positions[t] + 1;
+  // Keys [first_key, ctx): the whole context, or its last sliding_window positions.
+  const int first_key = kv.sliding_window > 0 ? max(0, ctx - kv.sliding_window) : 0;
+  const int num_keys = ctx - first_key;
   const int* bt = kv.block_tables + kv.seq_block_offset[kv.token_seq[t]];
   const int split = blockIdx.z, num_splits = gridDim.z;
-  // Short contexts use fewer splits (at least 64 keys each); the rest stay empty (m = -inf).
-  const int used_splits = min(num_splits, (ctx + 63) / 64);
-  const int chunk = (ctx + used_splits - 1) / used_splits;
-  const int key_begin = split * chunk;
+  // Short key ranges use fewer splits (at least 64 keys each); the rest stay empty (m = -inf).
+  const int used_splits = min(num_splits, (num_keys + 63) / 64);
+  const int chunk = (num_keys + used_splits - 1) / used_splits;
+  const int key_begin = first_key + split * chunk;
   const int key_end = min(ctx, key_begin + chunk);
 
   float q[G][8];
   const float qscale = kv.scale * kLog2e;  // scores in log2 units: exp2 is one instruction
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(
-        kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + g) * D + sub * 8);
+    const uint4 raw = lane_in_head ? *reinterpret_cast<const uint4*>(
+                                         kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + g) * hd + sub * 8)
+                                   : make_uint4(0, 0, 0, 0);
     bf16x8_to_float(raw, q[g]);
 #pragma unroll
     for (int i = 0; i < 8; ++i) q[g][i] *= qscale;
@@ -67,8 +76,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
     for (int i = 0; i < 8; ++i) acc[g][i] = 0.f;
   }
 
-  const int64_t row_stride = static_cast<int64_t>(kv.num_kv_heads) * D;
-  const int64_t head_offset = static_cast<int64_t>(kvh) * D + sub * 8;
+  const int64_t row_stride = static_cast<int64_t>(kv.num_kv_heads) * hd;
+  const int64_t head_offset = static_cast<int64_t>(kvh) * hd + sub * 8;
   constexpr int kStep = kWarps * kKeysPerWarp * kUnroll;
   // The loop bound is uniform across the warp so that every lane reaches the shuffles. Each lane
   // group loads kUnroll keys, scores them all, then folds them into its softmax state at once.
@@ -79,7 +88,7 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
     for (int u = 0; u < kUnroll; ++u) {
       const int key = base + u * kKeysPerWarp + grp;
       valid[u] = key < key_end;
-      if (valid[u]) {
+      if (valid[u] && lane_in_head) {
         const int64_t slot = paged_slot(bt, key, kv.block_size);
         kraw[u] = *reinterpret_cast<const uint4*>(kv.k_cache + slot * row_stride + head_offset);
         vraw[u] = *reinterpret_cast<const uint4*>(kv.v_cache + slot * row_stride + head_offset);
@@ -155,6 +164,7 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
 
   for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
     const int g = idx / D, d = idx % D;
+    if (d >= hd) continue;  // padding columns (all zero)
     float m_max = -INFINITY;
     for (int p = 0; p < kParts; ++p) m_max = fmaxf(m_max, s_m[p][g]);
     float a = 0.f, lsum = 0.f;
@@ -167,10 +177,10 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
     }
     const int h = h_base + g;
     if (num_splits == 1) {
-      kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * D + d] = __float2bfloat16(a / lsum);
+      kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * hd + d] = __float2bfloat16(a / lsum);
     } else {
       const int64_t part_index = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits + split;
-      work.partial_acc[part_index * D + d] = a;
+      work.partial_acc[part_index * hd + d] = a;
       if (d == 0) {
         work.partial_ml[part_index * 2] = m_max;
         work.partial_ml[part_index * 2 + 1] = lsum;
@@ -207,7 +217,7 @@ cudaError_t launch_for_group(const PagedKv& kv, const DecodeWork& work, cudaStre
   decode_kernel<D, G><<<grid, kWarps * 32, 0, stream>>>(kv, work, head_groups);
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess || work.num_splits == 1) return status;
-  merge_splits_kernel<<<dim3(work.num_tokens, kv.num_heads), D < 128 ? D : 128, 0, stream>>>(kv, work, D);
+  merge_splits_kernel<<<dim3(work.num_tokens, kv.num_heads), D < 128 ? D : 128, 0, stream>>>(kv, work, kv.head_dim);
   return cudaGetLastError();
 }
 
@@ -223,23 +233,20 @@ cudaError_t launch_for_dim(const PagedKv& kv, const DecodeWork& work, cudaStream
 
 }  // namespace
 
-bool decode_attention_supports(int32_t head_dim) {
-  return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
-}
+bool decode_attention_supports(int32_t head_dim) { return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0; }
 
 cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
   if (work.num_tokens == 0) return cudaSuccess;
   if (work.num_splits < 1 || kv.num_kv_heads <= 0 || kv.num_heads % kv.num_kv_heads != 0) {
     return cudaErrorInvalidValue;
   }
-  switch (kv.head_dim) {
-    case 16: return launch_for_dim<16>(kv, work, stream);
-    case 32: return launch_for_dim<32>(kv, work, stream);
-    case 64: return launch_for_dim<64>(kv, work, stream);
-    case 128: return launch_for_dim<128>(kv, work, stream);
-    case 256: return launch_for_dim<256>(kv, work, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  if (!decode_attention_supports(kv.head_dim)) return cudaErrorInvalidValue;
+  // The narrowest kernel that holds the head (16-byte lane chunks, a power of two of them).
+  if (kv.head_dim <= 16) return launch_for_dim<16>(kv, work, stream);
+  if (kv.head_dim <= 32) return launch_for_dim<32>(kv, work, stream);
+  if (kv.head_dim <= 64) return launch_for_dim<64>(kv, work, stream);
+  if (kv.head_dim <= 128) return launch_for_dim<128>(kv, work, stream);
+  return launch_for_dim<256>(kv, work, stream);
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -99,6 +99,10 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_kernel(PagedKv kv, con
   const int kvh = h / (kv.num_heads / kv.num_kv_heads);
   const int pos0 = kv.positions[first];
   const int kv_end = pos0 + nq;
+  // With a sliding window, keys before the first query's window are never visible: the key loop
+  // starts there (skipping the tiles wholly outside it) and masks the window's edge per query.
+  const int window = kv.sliding_window;
+  const int kv_begin = window > 0 ? max(0, pos0 - window + 1) : 0;
   const int* bt = kv.block_tables + kv.seq_block_offset[seq];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
@@ -109,7 +113,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_kernel(PagedKv kv, con
         valid ? kv.q + (static_cast<int64_t>(first + r) * kv.num_heads + h) * D + c * 8 : kv.q;
     cp_async16(sQ + swz<D>(r, c), src, valid ? 16 : 0);
   }
-  load_kv_tile<D>(sK, kv.k_cache, bt, 0, kv_end, kvh, kv);
+  load_kv_tile<D>(sK, kv.k_cache, bt, kv_begin, kv_end, kvh, kv);
   cp_async_commit();
 
   const float sscale = kv.scale * kLog2e;
@@ -121,7 +125,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_kernel(PagedKv kv, con
   const int row_a = warp * 16 + lane / 4;  // this thread's two rows: row_a and row_a + 8
   const int qpos[2] = {pos0 + row_a, pos0 + row_a + 8};
 
-  for (int n0 = 0; n0 < kv_end; n0 += kTileN) {
+  for (int n0 = kv_begin; n0 < kv_end; n0 += kTileN) {
     load_kv_tile<D>(sV, kv.v_cache, bt, n0, kv_end, kvh, kv);
     cp_async_commit();
     cp_async_wait<1>();  // Q and this K tile have landed
@@ -145,9 +149,11 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_kernel(PagedKv kv, con
 
     // Causal mask and the online softmax, per row (a quad of 4 lanes shares a row).
     float row_max[2] = {-INFINITY, -INFINITY};
-    // Only tiles that reach past this warp's first query (the diagonal) or past the last key
-    // need the mask; the test is uniform across the warp.
-    const bool need_mask = n0 + kTileN - 1 > pos0 + warp * 16 || n0 + kTileN > kv_end;
+    // Only tiles that reach past this warp's first query (the diagonal), past the last key, or
+    // (with a window) below the window of this warp's last query need the mask; the test is
+    // uniform across the warp.
+    const bool need_mask = n0 + kTileN - 1 > pos0 + warp * 16 || n0 + kTileN > kv_end ||
+                           (window > 0 && n0 <= pos0 + warp * 16 + 15 - window);
 #pragma unroll
     for (int j = 0; j < kTileN / 8; ++j) {
 #pragma unroll
@@ -156,7 +162,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_kernel(PagedKv kv, con
         s[j][e] *= sscale;
         if (need_mask) {
           const int key = n0 + 8 * j + (lane % 4) * 2 + (e & 1);
-          if (key > qpos[r] || key >= kv_end) s[j][e] = -INFINITY;
+          if (key > qpos[r] || key >= kv_end || (window > 0 && key <= qpos[r] - window)) s[j][e] = -INFINITY;
         }
         row_max[r] = fmaxf(row_max[r], s[j][e]);
       }

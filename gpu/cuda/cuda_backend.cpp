@@ -27,21 +27,17 @@ namespace {
 
 constexpr int32_t kLastTokenSlots = 1 << 16;
 
-void validate(const ModelConfig& c, const BackendOptions& o, int32_t max_model_len) {
+void validate(const ModelConfig& c, const BackendOptions& o) {
   if (o.dtype != "auto" && o.dtype != "bfloat16") {
     throw std::runtime_error("dtype '" + o.dtype + "': the CUDA backend computes in bfloat16 (use dtype auto or bfloat16)");
   }
   if (c.hidden_act != "silu") {
     throw std::runtime_error("hidden_act '" + c.hidden_act + "' is not supported by the CUDA backend (silu only)");
   }
-  if (c.sliding_window > 0 && c.sliding_window < max_model_len) {
-    throw std::runtime_error("sliding_window " + std::to_string(c.sliding_window) +
-                             " is shorter than max_model_len " + std::to_string(max_model_len) +
-                             "; the CUDA backend has no sliding-window attention (lower max_model_len)");
-  }
   if (!decode_attention_supports(c.head_dim)) {
     throw std::runtime_error("head_dim " + std::to_string(c.head_dim) +
-                             " is not supported by the CUDA backend (16, 32, 64, 128 or 256)");
+                             " is not supported by the CUDA backend (supported: multiples of 8 from 8 to 256; tensor-core "
+                             "prefill for 64 and 128)");
   }
   if (c.num_key_value_heads <= 0 || c.num_attention_heads % c.num_key_value_heads != 0) {
     throw std::runtime_error("num_attention_heads must be a multiple of num_key_value_heads");
@@ -86,7 +82,7 @@ CudaBackend::CudaBackend(const BackendOptions& o, const ModelConfig& config, uin
 void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const uint64_t* random_seed) {
   config_ = config;
   max_model_len_ = o.max_model_len > 0 ? o.max_model_len : static_cast<int32_t>(config_.max_position_embeddings);
-  validate(config_, o, max_model_len_);
+  validate(config_, o);
   max_tokens_ = o.max_num_batched_tokens;
   logit_rows_ = o.max_num_seqs;
   cudaDeviceProp prop{};

@@ -27,7 +27,9 @@ int32_t CudaBackend::decode_splits(int32_t num_tokens) const {
   const int32_t head_groups = (c.num_attention_heads / c.num_key_value_heads + 7) / 8;
   const int64_t blocks_per_split = static_cast<int64_t>(num_tokens) * c.num_key_value_heads * head_groups;
   int64_t splits = (4 * static_cast<int64_t>(num_sms_) + blocks_per_split - 1) / blocks_per_split;
-  splits = std::min<int64_t>(splits, (max_model_len_ + 63) / 64);
+  // A token attends at most max_model_len keys, or the sliding window's.
+  const int64_t max_keys = c.sliding_window > 0 ? std::min(c.sliding_window, max_model_len_) : max_model_len_;
+  splits = std::min<int64_t>(splits, (max_keys + 63) / 64);
   const int64_t capacity = static_cast<int64_t>(act_.partial_ml.bytes() / 8);  // (m, l) pairs
   splits = std::min<int64_t>(splits, capacity / (static_cast<int64_t>(num_tokens) * c.num_attention_heads));
   return static_cast<int32_t>(std::clamp<int64_t>(splits, 1, max_splits_));
@@ -103,6 +105,7 @@ void CudaBackend::run_layers(const PackedStep& st) {
     kv.head_dim = D;
     kv.block_size = options_.block_size;
     kv.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    kv.sliding_window = c.sliding_window;
     if (st.num_decode > 0) {
       DecodeWork work{meta + L.decode_tokens, st.num_decode, splits, act_.partial_acc.as<float>(),
                       act_.partial_ml.as<float>()};

@@ -1,10 +1,12 @@
 // Paged attention (prefill tiles on tensor cores, split-K decode) against float64 on the host:
-// a varlen batch with cached prefixes, GQA, scattered physical blocks, odd lengths.
+// a varlen batch with cached prefixes, GQA, scattered physical blocks, odd lengths, with and
+// without a sliding window.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 
+#include "gpu/cpu/ops.h"
 #include "gpu/cuda/attention.h"
 #include "tests/cuda/cuda_test_util.h"
 
@@ -18,6 +20,7 @@ struct SeqSpec {
 
 struct Problem {
   int Hq = 0, Hkv = 0, D = 0, bs = 16;
+  int window = 0;  // sliding window; 0 = none
   std::vector<SeqSpec> seqs;
   int num_blocks = 0;
   std::vector<float> q, k, v;  // q [T, Hq, D]; k, v [num_blocks, bs, Hkv, D] (bf16-rounded)
@@ -25,8 +28,9 @@ struct Problem {
   int T = 0;
 };
 
-Problem make_problem(int Hq, int Hkv, int D, const std::vector<SeqSpec>& seqs, uint32_t seed) {
+Problem make_problem(int Hq, int Hkv, int D, const std::vector<SeqSpec>& seqs, uint32_t seed, int window = 0) {
   Problem p;
+  p.window = window;
   p.Hq = Hq;
   p.Hkv = Hkv;
   p.D = D;
@@ -70,11 +74,13 @@ std::vector<double> reference(const Problem& p) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(p.D));
   for (int t = 0; t < p.T; ++t) {
     const int seq = p.token_seq[t], ctx = p.positions[t] + 1;
+    // The CPU backend's (and transformers') window: position pos sees keys pos - window < j <= pos.
+    const int first = p.window > 0 ? std::max(0, ctx - p.window) : 0;
     for (int h = 0; h < p.Hq; ++h) {
       const int kvh = h / (p.Hq / p.Hkv);
-      std::vector<double> s(ctx);
+      std::vector<double> s(ctx, 0.0);
       double mx = -1e300;
-      for (int j = 0; j < ctx; ++j) {
+      for (int j = first; j < ctx; ++j) {
         const int slot = p.block_tables[p.seq_offset[seq] + j / p.bs] * p.bs + j % p.bs;
         double dot = 0;
         for (int d = 0; d < p.D; ++d) dot += p.q[(t * p.Hq + h) * p.D + d] * static_cast<double>(p.k[(slot * p.Hkv + kvh) * p.D + d]);
@@ -82,10 +88,10 @@ std::vector<double> reference(const Problem& p) {
         mx = std::max(mx, s[j]);
       }
       double z = 0;
-      for (double& x : s) z += (x = std::exp(x - mx));
+      for (int j = first; j < ctx; ++j) z += (s[j] = std::exp(s[j] - mx));
       for (int d = 0; d < p.D; ++d) {
         double acc = 0;
-        for (int j = 0; j < ctx; ++j) {
+        for (int j = first; j < ctx; ++j) {
           const int slot = p.block_tables[p.seq_offset[seq] + j / p.bs] * p.bs + j % p.bs;
           acc += s[j] * p.v[(slot * p.Hkv + kvh) * p.D + d];
         }
@@ -113,6 +119,7 @@ struct DeviceProblem {
     kv.head_dim = p.D;
     kv.block_size = p.bs;
     kv.scale = 1.0f / std::sqrt(static_cast<float>(p.D));
+    kv.sliding_window = p.window;
   }
   DeviceArray<__nv_bfloat16> q, k, v, out;
   DeviceArray<int32_t> positions, token_seq, seq_offset, block_tables, tiles;
@@ -137,8 +144,10 @@ TEST(CudaPrefillAttention, MatchesFloat64OnVarlenBatchWithPrefixes) {
 
 TEST(CudaDecodeAttention, MatchesFloat64WithAndWithoutSplits) {
   ZINFER_REQUIRE_CUDA();
+  // 24 and 40 run padded (to 32 and 64).
   for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{12, 1, 64}, std::tuple{4, 2, 32},
-                                   std::tuple{2, 1, 256}, std::tuple{4, 4, 16}}) {
+                                   std::tuple{2, 1, 256}, std::tuple{4, 4, 16}, std::tuple{4, 2, 24},
+                                   std::tuple{6, 3, 40}}) {
     const Problem p = make_problem(Hq, Hkv, D, kBatch, 23 + D + Hq);
     DeviceProblem dp(p);
     std::vector<int32_t> tokens(p.T);
@@ -155,6 +164,102 @@ TEST(CudaDecodeAttention, MatchesFloat64WithAndWithoutSplits) {
       EXPECT_LT(err, 4e-3) << "Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits " << splits;
     }
   }
+}
+
+// Sliding-window batches: contexts 97 and 130 (a full prefill of 97, and a chunk of 97 on a
+// cached prefix of 33), single decode tokens at contexts 97 and 130, a context shorter than the
+// window, and a long one; windows that are and are not a multiple of the key tile (64) or the
+// block size (16).
+const std::vector<SeqSpec> kWindowBatch = {{0, 97}, {33, 97}, {96, 1}, {129, 1}, {5, 1}, {54, 17}, {200, 129}};
+constexpr int kWindows[] = {17, 48, 64, 100};
+
+TEST(CudaAttentionWindow, ReferenceWindowChangesTheResult) {
+  // The cases below only test the window if it changes the answer on them.
+  const Problem full = make_problem(4, 2, 64, kWindowBatch, 5);
+  const std::vector<double> ref_full = reference(full);
+  for (int window : kWindows) {
+    Problem windowed = full;
+    windowed.window = window;
+    const std::vector<double> ref_windowed = reference(windowed);
+    EXPECT_GT(relative_error(std::vector<float>(ref_windowed.begin(), ref_windowed.end()), ref_full), 0.05)
+        << "window " << window;
+  }
+}
+
+TEST(CudaAttentionWindow, ReferenceMatchesCpuBackend) {
+  // The float64 reference applies the same window as the CPU backend (which matches transformers
+  // on the mistral fixture): both on the same paged problem.
+  for (int window : {0, 17, 48}) {
+    const Problem p = make_problem(4, 2, 32, kWindowBatch, 9 + window, window);
+    cpu::PagedKvLayer cache;
+    std::vector<float> k = p.k, v = p.v;
+    cache.k = k.data();
+    cache.v = v.data();
+    cache.num_blocks = p.num_blocks;
+    cache.block_size = p.bs;
+    cache.num_kv_heads = p.Hkv;
+    cache.head_dim = p.D;
+    std::vector<cpu::AttentionSeq> seqs;
+    int64_t token_begin = 0;
+    for (size_t si = 0; si < p.seqs.size(); ++si) {
+      cpu::AttentionSeq a;
+      a.token_begin = token_begin;
+      a.num_tokens = p.seqs[si].q_len;
+      a.start_pos = p.seqs[si].start_pos;
+      a.block_table = p.block_tables.data() + p.seq_offset[si];
+      a.block_table_len = (a.start_pos + a.num_tokens + p.bs - 1) / p.bs;
+      seqs.push_back(a);
+      token_begin += a.num_tokens;
+    }
+    std::vector<float> out(p.q.size());
+    cpu::paged_attention(p.q.data(), cache, seqs.data(), static_cast<int64_t>(seqs.size()), p.Hq,
+                         1.0f / std::sqrt(static_cast<float>(p.D)), window, out.data());
+    EXPECT_LT(relative_error(out, reference(p)), 1e-5) << "window " << window;
+  }
+}
+
+TEST(CudaPrefillAttention, MatchesFloat64WithSlidingWindow) {
+  ZINFER_REQUIRE_CUDA();
+  for (int window : kWindows) {
+    for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{6, 6, 64}}) {
+      const Problem p = make_problem(Hq, Hkv, D, kWindowBatch, 31 + D + Hq + window, window);
+      DeviceProblem dp(p);
+      dp.out.poison();
+      check_cuda(launch_prefill_attention(dp.kv, dp.tiles.get(), static_cast<int32_t>(p.tiles.size() / 3), nullptr),
+                 "prefill attention");
+      const double err = relative_error(to_float(dp.out.download()), reference(p));
+      EXPECT_LT(err, 1e-2) << "window " << window << " Hq " << Hq << " Hkv " << Hkv << " D " << D;
+    }
+  }
+}
+
+TEST(CudaDecodeAttention, MatchesFloat64WithSlidingWindowAndSplits) {
+  ZINFER_REQUIRE_CUDA();
+  for (int window : kWindows) {
+    for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{4, 1, 16}, std::tuple{4, 2, 24}}) {
+      const Problem p = make_problem(Hq, Hkv, D, kWindowBatch, 47 + D + Hq + window, window);
+      DeviceProblem dp(p);
+      std::vector<int32_t> tokens(p.T);
+      std::iota(tokens.begin(), tokens.end(), 0);
+      DeviceArray<int32_t> d_tokens(tokens);
+      const std::vector<double> ref = reference(p);
+      // More splits than the window has 64-key chunks: the kernel must still cover the window once.
+      for (int splits : {1, 2, 3, 8}) {
+        DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+        dp.out.poison();
+        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get()};
+        check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
+        const double err = relative_error(to_float(dp.out.download()), ref);
+        EXPECT_LT(err, 4e-3) << "window " << window << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
+                             << splits;
+      }
+    }
+  }
+}
+
+TEST(CudaDecodeAttention, SupportsHeadDimsThatAreMultiplesOfEight) {
+  for (int d : {8, 16, 24, 40, 64, 96, 128, 256}) EXPECT_TRUE(decode_attention_supports(d)) << d;
+  for (int d : {0, 4, 12, 20, 264, 512}) EXPECT_FALSE(decode_attention_supports(d)) << d;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ struct TinyModel {
   Architecture arch;
   int head_dim, heads, kv_heads;
   bool bias, qk_norm, tied;
+  int sliding_window = 0;  // Mistral only
 };
 
 void PrintTo(const TinyModel& m, std::ostream* os) { *os << m.name; }
@@ -26,9 +27,11 @@ void PrintTo(const TinyModel& m, std::ostream* os) { *os << m.name; }
 std::string make_model(const TinyModel& m) {
   ModelConfig c;
   c.architecture = m.arch;
-  c.architecture_name = m.arch == Architecture::kQwen2   ? "Qwen2ForCausalLM"
-                        : m.arch == Architecture::kQwen3 ? "Qwen3ForCausalLM"
-                                                         : "LlamaForCausalLM";
+  c.architecture_name = m.arch == Architecture::kQwen2     ? "Qwen2ForCausalLM"
+                        : m.arch == Architecture::kQwen3   ? "Qwen3ForCausalLM"
+                        : m.arch == Architecture::kMistral ? "MistralForCausalLM"
+                                                           : "LlamaForCausalLM";
+  c.sliding_window = m.sliding_window;
   c.vocab_size = 263;
   c.hidden_size = 96;
   c.intermediate_size = 200;
@@ -63,6 +66,13 @@ const std::vector<TinyModel> kModels = {
     {"llama_d32", Architecture::kLlama, 32, 6, 2, false, false, false},
     {"qwen2_d64", Architecture::kQwen2, 64, 4, 1, true, false, true},
     {"qwen3_d128", Architecture::kQwen3, 128, 4, 2, false, true, true},
+    // head_dim 24 runs in the split-K kernel padded to 32 (no tensor-core prefill).
+    {"qwen3_d24", Architecture::kQwen3, 24, 4, 2, false, true, false},
+    // A sliding window shorter than the tests' sequences (70-token prefill, 33-token decode), on
+    // the tensor-core prefill (d64) and on the split-K kernel for every token (d16, as the
+    // mistral fixture).
+    {"mistral_d64_w24", Architecture::kMistral, 64, 4, 2, false, false, false, 24},
+    {"mistral_d16_w17", Architecture::kMistral, 16, 4, 1, false, false, false, 17},
 };
 
 BackendOptions options_for(const std::string& dir, bool graphs = true) {
@@ -280,6 +290,19 @@ TEST(CudaBackend, RejectsBadInputsWithMessages) {
   dev.block_table = {0};
   b.seqs = {dev};
   EXPECT_THROW(backend->step(b), std::invalid_argument);
+}
+
+TEST(CudaBackend, RejectsUnsupportedHeadDimNamingTheSupportedOnes) {
+  ZINFER_REQUIRE_CUDA();
+  const std::string dir = make_model({"llama_d20", Architecture::kLlama, 20, 4, 2, false, false, false});
+  try {
+    make_cuda_backend(options_for(dir));
+    ADD_FAILURE() << "head_dim 20 was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("head_dim 20"), std::string::npos) << what;
+    EXPECT_NE(what.find("multiples of 8"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // tests/data/models/ (made by the models issue's script) whose head size the CUDA backend supports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "gpu/backend.h"
@@ -63,7 +64,9 @@ void compare(const std::string& dir) {
     ADD_FAILURE() << dir << ": head_dim " << c.head_dim << " is not supported by the CUDA backend";
     return;
   }
-  std::vector<int32_t> ids(45);
+  // Models with a sliding window get sequences past twice the window, so that it matters.
+  const size_t n = c.sliding_window > 0 ? std::min<size_t>(2 * c.sliding_window + 9, 256) : 45;
+  std::vector<int32_t> ids(n);
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 131 + 7) % c.vocab_size);
   const std::vector<float> cpu = logits_on("cpu", dir, ids);
   const std::vector<float> gpu = logits_on("cuda", dir, ids);

@@ -1,4 +1,4 @@
-// A float64 forward pass of the Llama family (Llama, Mistral, Qwen2 bias, Qwen3 q/k norm) on the
+// A float64 forward pass of the Llama family (Llama, Mistral window, Qwen2 bias, Qwen3 q/k norm) on the
 // host, written straight from the transformers definitions, for checking the CUDA backend on tiny
 // models. Slow on purpose: no caching, no batching.
 #pragma once
@@ -48,16 +48,18 @@ class ReferenceModel {
       for (int t = 0; t < T; ++t) {
         for (int hh = 0; hh < Hq; ++hh) {
           const int kvh = hh / (Hq / Hkv);
-          std::vector<double> s(t + 1);
+          // Mistral's sliding window (transformers): keys j with t - window < j <= t.
+          const int first = c.sliding_window > 0 ? std::max(0, t - c.sliding_window + 1) : 0;
+          std::vector<double> s(t + 1, 0.0);
           double mx = -1e300, z = 0;
-          for (int j = 0; j <= t; ++j) {
+          for (int j = first; j <= t; ++j) {
             double dot = 0;
             for (int d = 0; d < D; ++d) dot += q[(t * Hq + hh) * D + d] * k[(j * Hkv + kvh) * D + d];
             s[j] = dot * scale;
             mx = std::max(mx, s[j]);
           }
-          for (double& e : s) z += (e = std::exp(e - mx));
-          for (int j = 0; j <= t; ++j)
+          for (int j = first; j <= t; ++j) z += (s[j] = std::exp(s[j] - mx));
+          for (int j = first; j <= t; ++j)
             for (int d = 0; d < D; ++d) attn[(t * Hq + hh) * D + d] += s[j] / z * v[(j * Hkv + kvh) * D + d];
         }
       }

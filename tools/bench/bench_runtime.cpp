@@ -1,6 +1,7 @@
 // zinfer-bench runtime: actor-to-actor round-trip latency (p50/p99) and one-way throughput of
 // msgpack messages (protocol BenchPayload) of 200 bytes and 8 KiB, over inproc and ipc.
-// Round trip: a DEALER sends a message to an echo actor (ROUTER) and waits for it to come back.
+// Round trip: an actor's DEALER sends a message to an echo actor (ROUTER) and sends the next one
+// when it came back.
 // One-way: a PUSH socket sends as fast as it can to a sink actor (PULL) that counts.
 #include <algorithm>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "protocol/envelope.h"
 #include "runtime/context.h"
 #include "runtime/echo_actor.h"
+#include "runtime/loop.h"
 #include "runtime/messaging.h"
 #include "tools/bench/commands.h"
 
@@ -31,25 +33,52 @@ struct RoundTrip {
 
 RoundTrip measure_round_trip(const std::string& endpoint, size_t payload_bytes, int iterations) {
   runtime::Actor echo("echo", runtime::echo_actor(endpoint));
-  zmq::socket_t dealer(runtime::zmq_context(), zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  dealer.connect(endpoint);
-  protocol::BenchPayload msg;
-  msg.blob.assign(payload_bytes, 'z');
-  // The encoded frame is the payload size plus a few bytes of envelope and field names.
+  // The other side is an actor too: a DEALER in its own Loop that sends the next message when the
+  // previous one came back, so both ends run the runtime's loop (spin-then-block included).
   std::vector<double> us;
-  us.reserve(iterations);
-  for (int i = -iterations / 10; i < iterations; ++i) {  // the first tenth warms up
-    msg.seq = static_cast<uint64_t>(i + iterations);
-    auto t0 = Clock::now();
-    runtime::send_message(dealer, msg);
-    auto reply = runtime::recv_frame(dealer, false);
-    auto t1 = Clock::now();
-    if (!reply || protocol::decode<protocol::BenchPayload>(*reply).seq != msg.seq) {
-      throw std::runtime_error("round trip lost a message");
-    }
-    if (i >= 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  us.reserve(static_cast<size_t>(iterations));
+  std::atomic<bool> done{false};
+  std::string failure;
+  {
+    runtime::Actor pinger("pinger", [&](runtime::Pipe& pipe) {
+      zmq::socket_t dealer(runtime::zmq_context(), zmq::socket_type::dealer);
+      dealer.set(zmq::sockopt::linger, 0);
+      dealer.connect(endpoint);
+      runtime::Loop loop(&pipe);
+      protocol::BenchPayload msg;
+      msg.blob.assign(payload_bytes, 'z');
+      int i = -iterations / 10;  // the first tenth warms up
+      Clock::time_point t0;
+      auto send_next = [&] {
+        msg.seq = static_cast<uint64_t>(i + iterations);
+        t0 = Clock::now();
+        runtime::send_message(dealer, msg);
+      };
+      loop.on(dealer, [&](zmq::socket_t& s) {
+        auto reply = runtime::recv_frame(s, true);
+        if (!reply) return;
+        auto t1 = Clock::now();
+        if (protocol::decode<protocol::BenchPayload>(*reply).seq != msg.seq) {
+          failure = "round trip lost a message";
+          loop.stop();
+          return;
+        }
+        if (i >= 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        if (++i == iterations) {
+          done = true;
+          loop.stop();
+          return;
+        }
+        send_next();
+      });
+      pipe.signal_ready();
+      send_next();
+      loop.run();
+      if (!done) loop.run();  // stopped on a failure: wait for Term
+    });
+    while (!done && failure.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  if (!failure.empty()) throw std::runtime_error(failure);
   std::sort(us.begin(), us.end());
   RoundTrip r;
   r.p50_us = us[us.size() / 2];
