@@ -14,11 +14,13 @@ packages=(build-essential cmake ninja-build ccache pkg-config git
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost-dev libboost-fiber-dev libboost-context-dev
   libspdlog-dev libfmt-dev libtoml11-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-zmq python3-msgpack python3-numpy npm gnuplot-nox curl)
+  python3 python3-zmq python3-msgpack python3-numpy gnuplot-nox curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm may come from Debian or from a Node.js installed otherwise: only ask apt when there is none.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   sudo=""
