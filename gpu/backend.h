@@ -57,7 +57,8 @@ struct BackendOptions {
   std::string device = "cpu";           // "cpu" or "cuda"
   int32_t block_size = 16;
   int32_t num_gpu_blocks = 0;           // 0 = size from memory (cuda) or from max_kv_tokens (cpu)
-  int32_t num_cpu_blocks = 0;           // host (swap) pool
+  int32_t num_cpu_blocks = 0;           // host (swap) pool; 0 = as many as swap_space_bytes holds
+  int64_t swap_space_bytes = 0;         // host memory for swapped-out blocks when num_cpu_blocks is 0
   double gpu_memory_utilization = 0.9;
   int32_t max_num_seqs = 256;           // largest decode batch (CUDA graph buckets)
   int32_t max_num_batched_tokens = 8192;// largest step (activation workspace)

@@ -23,7 +23,7 @@ gpu::BackendOptions backend_options(const runtime::Config& config) {
   o.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
   o.max_model_len = static_cast<int32_t>(config.model.max_model_len);
   o.cpu_kv_cache_bytes = config.cache.cpu_kv_cache_mb << 20;
-  if (o.num_cpu_blocks == 0 && config.cache.swap_space_mb == 0) o.num_cpu_blocks = 0;
+  o.swap_space_bytes = config.cache.swap_space_mb << 20;
   return o;
 }
 

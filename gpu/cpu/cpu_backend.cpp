@@ -94,8 +94,12 @@ class CpuBackend final : public Backend {
         throw std::invalid_argument("cpu_kv_cache_bytes " + std::to_string(o.cpu_kv_cache_bytes) +
                                     " holds no KV block of " + std::to_string(per_block) + " bytes");
     }
-    return KvCache(c.num_hidden_layers, blocks, std::max(o.num_cpu_blocks, 0), o.block_size, c.num_key_value_heads,
-                   c.head_dim);
+    const int64_t host_blocks =
+        o.num_cpu_blocks > 0
+            ? o.num_cpu_blocks
+            : o.swap_space_bytes /
+                  KvCache::bytes_per_block(c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim);
+    return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim);
   }
 
   // Checked before the step so that sampling, which runs in parallel, cannot throw.

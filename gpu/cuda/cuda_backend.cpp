@@ -140,7 +140,11 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
                                std::to_string(weights_.bytes() >> 20) + " MiB)");
     }
   }
-  kv_ = std::make_unique<KvCache>(geo, blocks, std::max(0, o.num_cpu_blocks));
+  const int32_t host_blocks =
+      o.num_cpu_blocks > 0
+          ? o.num_cpu_blocks
+          : static_cast<int32_t>(o.swap_space_bytes / static_cast<int64_t>(geo.bytes_per_block_all_layers()));
+  kv_ = std::make_unique<KvCache>(geo, blocks, host_blocks);
 
   StepCapacity cap;
   cap.max_tokens = max_tokens_;
