@@ -46,34 +46,31 @@ void KvCache::check(int64_t b, int64_t limit, const char* what) const {
                             std::to_string(limit) + ")");
 }
 
+void KvCache::copy_block(float* from_pool, int64_t from_count, int64_t from_block, float* to_pool,
+                         int64_t to_count, int64_t to_block) {
+  for (int64_t l = 0; l < num_layers_; ++l)
+    for (int64_t kv = 0; kv < 2; ++kv) {
+      const float* src = block(from_pool, from_count, l, kv, from_block);
+      std::copy(src, src + block_floats_, block(to_pool, to_count, l, kv, to_block));
+    }
+}
+
 void KvCache::swap_out(int64_t device_block, int64_t host_block) {
   check(device_block, num_blocks_, "swap_out: device");
   check(host_block, num_host_blocks_, "swap_out: host");
-  for (int64_t l = 0; l < num_layers_; ++l)
-    for (int64_t kv = 0; kv < 2; ++kv) {
-      const float* src = block(device_.get(), num_blocks_, l, kv, device_block);
-      std::copy(src, src + block_floats_, block(host_.get(), num_host_blocks_, l, kv, host_block));
-    }
+  copy_block(device_.get(), num_blocks_, device_block, host_.get(), num_host_blocks_, host_block);
 }
 
 void KvCache::swap_in(int64_t host_block, int64_t device_block) {
   check(host_block, num_host_blocks_, "swap_in: host");
   check(device_block, num_blocks_, "swap_in: device");
-  for (int64_t l = 0; l < num_layers_; ++l)
-    for (int64_t kv = 0; kv < 2; ++kv) {
-      const float* src = block(host_.get(), num_host_blocks_, l, kv, host_block);
-      std::copy(src, src + block_floats_, block(device_.get(), num_blocks_, l, kv, device_block));
-    }
+  copy_block(host_.get(), num_host_blocks_, host_block, device_.get(), num_blocks_, device_block);
 }
 
 void KvCache::copy(int64_t src_block, int64_t dst_block) {
   check(src_block, num_blocks_, "copy: source");
   check(dst_block, num_blocks_, "copy: destination");
-  for (int64_t l = 0; l < num_layers_; ++l)
-    for (int64_t kv = 0; kv < 2; ++kv) {
-      const float* src = block(device_.get(), num_blocks_, l, kv, src_block);
-      std::copy(src, src + block_floats_, block(device_.get(), num_blocks_, l, kv, dst_block));
-    }
+  copy_block(device_.get(), num_blocks_, src_block, device_.get(), num_blocks_, dst_block);
 }
 
 }  // namespace zinfer::gpu::cpu

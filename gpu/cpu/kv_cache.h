@@ -30,6 +30,9 @@ class KvCache {
 
  private:
   float* block(float* pool, int64_t pool_blocks, int64_t layer, int64_t kv, int64_t b);
+  // Copies one block's K and V of every layer between two pools (or within one).
+  void copy_block(float* from_pool, int64_t from_count, int64_t from_block, float* to_pool, int64_t to_count,
+                  int64_t to_block);
   void check(int64_t b, int64_t limit, const char* what) const;
 
   int64_t num_layers_, num_blocks_, num_host_blocks_, block_size_, num_kv_heads_, head_dim_;
