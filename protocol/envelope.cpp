@@ -2,17 +2,6 @@
 
 namespace zinfer::protocol {
 
-const char* to_string(DecodeErrorKind kind) {
-  switch (kind) {
-    case DecodeErrorKind::kMalformed: return "malformed";
-    case DecodeErrorKind::kUnknownType: return "unknown_type";
-    case DecodeErrorKind::kNewerVersion: return "newer_version";
-    case DecodeErrorKind::kWrongPayload: return "wrong_payload";
-    case DecodeErrorKind::kUnexpectedType: return "unexpected_type";
-  }
-  return "?";
-}
-
 const char* to_string(MessageType type) {
   switch (type) {
     case MessageType::kPing: return "Ping";
@@ -24,6 +13,7 @@ const char* to_string(MessageType type) {
     case MessageType::kRequestStart: return "RequestStart";
     case MessageType::kTokenDelta: return "TokenDelta";
     case MessageType::kTextDelta: return "TextDelta";
+    case MessageType::kTokenDeltaBatch: return "TokenDeltaBatch";
     case MessageType::kStepPlan: return "StepPlan";
     case MessageType::kStepResult: return "StepResult";
     case MessageType::kExecutorInfoRequest: return "ExecutorInfoRequest";
@@ -37,47 +27,147 @@ const char* to_string(MessageType type) {
 
 bool is_known(MessageType type) { return std::string_view(to_string(type)) != "unknown"; }
 
-ProtocolError::ProtocolError(DecodeErrorKind kind, const std::string& detail)
-    : std::runtime_error(std::string("protocol error (") + to_string(kind) + "): " + detail), kind_(kind) {}
+namespace detail {
 
-Frame open(std::string_view bytes) {
-  Frame f;
+namespace {
+
+// An envelope field: an unsigned integer of at most 16 bits.
+uint16_t read_envelope_uint(WireReader& r) {
+  uint64_t v = 0;
+  try {
+    v = r.read_int<uint64_t>();
+  } catch (const ProtocolError& e) {
+    if (e.kind() == DecodeErrorKind::kMalformed) {
+      throw ProtocolError(DecodeErrorKind::kMalformed, "not msgpack: the envelope is cut short: " + e.detail());
+    }
+    // Negative, or not an integer at all.
+    throw ProtocolError(DecodeErrorKind::kMalformed, "version and type must be unsigned integers");
+  }
+  if (v > 0xffff) throw ProtocolError(DecodeErrorKind::kMalformed, "version or type out of range");
+  return static_cast<uint16_t>(v);
+}
+
+}  // namespace
+
+bool payload_checked_by_decoder(MessageType type) {
+  switch (type) {
+    case MessageType::kStepPlan:
+    case MessageType::kStepResult:
+    case MessageType::kTokenDelta:
+    case MessageType::kTokenDeltaBatch: return true;
+    default: return false;
+  }
+}
+static_assert(FastCodec<StepPlan> && FastCodec<StepResult> && FastCodec<TokenDelta> &&
+              FastCodec<TokenDeltaBatch> && !FastCodec<Abort>,
+              "payload_checked_by_decoder() lists exactly the types with a hand-written codec");
+
+Envelope open_envelope(std::string_view bytes) {
+  WireReader r(bytes);
+  uint32_t elements = 0;
+  try {
+    elements = r.read_array_header();
+  } catch (const ProtocolError& e) {
+    if (bytes.empty() || e.kind() == DecodeErrorKind::kMalformed) {
+      throw ProtocolError(DecodeErrorKind::kMalformed, "not msgpack: " + e.detail());
+    }
+    throw ProtocolError(DecodeErrorKind::kMalformed, "envelope is not a 4-element array");
+  }
+  if (elements != 4) throw ProtocolError(DecodeErrorKind::kMalformed, "envelope is not a 4-element array");
+  Envelope env;
+  env.major = read_envelope_uint(r);
+  env.minor = read_envelope_uint(r);
+  const uint16_t type = read_envelope_uint(r);
+  env.type = static_cast<MessageType>(type);
+  if (r.at_end()) throw ProtocolError(DecodeErrorKind::kMalformed, "not msgpack: the payload is missing");
+  const size_t payload_offset = r.offset();
+  const uint8_t lead = static_cast<uint8_t>(bytes[payload_offset]);
+  const bool is_map = (lead & 0xf0) == 0x80 || lead == 0xde || lead == 0xdf;
+  const bool is_array = (lead & 0xf0) == 0x90 || lead == 0xdc || lead == 0xdd;
+  // The payload, structurally: one value, every length inside the bytes, nesting and sizes within
+  // limits, nothing after it (what msgpack-c's unpack checked, without allocating). The step-path
+  // types skip this pass: their decoder reads every byte of the payload with the same checks and
+  // reports the same kMalformed (Frame::as), and a second pass over the largest frames of every
+  // step would cost as much as decoding them.
+  if (!payload_checked_by_decoder(env.type)) {
+    try {
+      r.skip();
+    } catch (const ProtocolError& e) {
+      throw ProtocolError(DecodeErrorKind::kMalformed, "not msgpack: " + e.detail());
+    }
+    if (!r.at_end()) {
+      throw ProtocolError(DecodeErrorKind::kMalformed,
+                          "not msgpack: " + std::to_string(r.remaining()) + " trailing byte(s) after the frame");
+    }
+  }
+  if (env.major > kVersionMajor) {
+    throw ProtocolError(DecodeErrorKind::kNewerVersion,
+                        "frame has protocol version " + std::to_string(env.major) + "." +
+                            std::to_string(env.minor) + ", this peer speaks " +
+                            std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor));
+  }
+  if (!is_known(env.type)) {
+    throw ProtocolError(DecodeErrorKind::kUnknownType, "unknown message type " + std::to_string(type));
+  }
+  if (!is_map && !is_array) {
+    throw ProtocolError(DecodeErrorKind::kMalformed, "payload is neither a map nor an array");
+  }
+  env.payload = bytes.substr(payload_offset);
+  return env;
+}
+
+msgpack::object_handle unpack_payload(std::string_view payload) {
   try {
     // A limit on containers keeps a hostile frame from asking for huge allocations.
     msgpack::unpack_limit limit(1 << 24, 1 << 24, 1 << 28, 1 << 28, 1 << 24, 64);
-    f.handle_ = msgpack::unpack(bytes.data(), bytes.size(), nullptr, nullptr, limit);
+    return msgpack::unpack(payload.data(), payload.size(), nullptr, nullptr, limit);
   } catch (const std::exception& e) {
     throw ProtocolError(DecodeErrorKind::kMalformed, std::string("not msgpack: ") + e.what());
   }
-  const msgpack::object& o = f.handle_.get();
-  if (o.type != msgpack::type::ARRAY || o.via.array.size != 4) {
-    throw ProtocolError(DecodeErrorKind::kMalformed, "envelope is not a 4-element array");
-  }
-  const msgpack::object* e = o.via.array.ptr;
-  if (e[0].type != msgpack::type::POSITIVE_INTEGER || e[1].type != msgpack::type::POSITIVE_INTEGER ||
-      e[2].type != msgpack::type::POSITIVE_INTEGER) {
-    throw ProtocolError(DecodeErrorKind::kMalformed, "version and type must be unsigned integers");
-  }
-  if (e[0].via.u64 > 0xffff || e[1].via.u64 > 0xffff || e[2].via.u64 > 0xffff) {
-    throw ProtocolError(DecodeErrorKind::kMalformed, "version or type out of range");
-  }
-  f.major_ = static_cast<uint16_t>(e[0].via.u64);
-  f.minor_ = static_cast<uint16_t>(e[1].via.u64);
-  f.type_ = static_cast<MessageType>(e[2].via.u64);
-  if (f.major_ > kVersionMajor) {
-    throw ProtocolError(DecodeErrorKind::kNewerVersion,
-                        "frame has protocol version " + std::to_string(f.major_) + "." +
-                            std::to_string(f.minor_) + ", this peer speaks " +
-                            std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor));
-  }
-  if (!is_known(f.type_)) {
-    throw ProtocolError(DecodeErrorKind::kUnknownType,
-                        "unknown message type " + std::to_string(e[2].via.u64));
-  }
-  if (e[3].type != msgpack::type::MAP && e[3].type != msgpack::type::ARRAY) {
-    throw ProtocolError(DecodeErrorKind::kMalformed, "payload is neither a map nor an array");
-  }
+}
+
+void throw_unexpected_type(MessageType expected, MessageType got) {
+  throw ProtocolError(DecodeErrorKind::kUnexpectedType,
+                      std::string("expected ") + to_string(expected) + ", got " + to_string(got));
+}
+
+void throw_wrong_payload(MessageType type, const std::string& detail) {
+  throw ProtocolError(DecodeErrorKind::kWrongPayload,
+                      std::string("payload of ") + to_string(type) + " does not decode: " + detail);
+}
+
+void throw_malformed_payload(MessageType type, const std::string& detail) {
+  throw ProtocolError(DecodeErrorKind::kMalformed,
+                      std::string("payload of ") + to_string(type) + " is not msgpack: " + detail);
+}
+
+}  // namespace detail
+
+Frame open(std::string_view bytes) {
+  const detail::Envelope env = detail::open_envelope(bytes);
+  Frame f;
+  f.bytes_.assign(env.payload);  // only the payload is kept
+  f.payload_offset_ = 0;
+  f.type_ = env.type;
+  f.major_ = env.major;
+  f.minor_ = env.minor;
   return f;
+}
+
+Frame open_owned(std::string&& bytes) {
+  const detail::Envelope env = detail::open_envelope(bytes);
+  Frame f;
+  f.payload_offset_ = static_cast<size_t>(env.payload.data() - bytes.data());
+  f.type_ = env.type;
+  f.major_ = env.major;
+  f.minor_ = env.minor;
+  f.bytes_ = std::move(bytes);
+  return f;
+}
+
+const msgpack::object& Frame::payload() const {
+  if (!payload_tree_) payload_tree_ = std::make_shared<const msgpack::object_handle>(detail::unpack_payload(payload_bytes()));
+  return payload_tree_->get();
 }
 
 ErrorReply error_reply_for(const ProtocolError& e, uint64_t request_id) {

@@ -9,11 +9,17 @@
 // (docs/benchmarks/scheduler.md). A minor version may append fields at the end; a reader fills
 // missing trailing fields with defaults and ignores extra ones.
 //
+// The step-path messages (StepPlan, StepResult, TokenDelta, TokenDeltaBatch and their records)
+// are encoded and decoded by hand-written code (protocol/step_codec.h) that produces and reads
+// exactly the wire format these MSGPACK_DEFINE* lines describe; the macros stay the definition
+// of the format, and msgpack-c still handles every other message. A field added here must be
+// added there too (tests/protocol/step_codec_test.cpp compares the two byte for byte).
+//
 // Who sends what (docs/architecture.md has the whole picture):
 //   gateway     -> tokenizer    GenerateRequest
 //   tokenizer   -> scheduler    TokenizedRequest
 //   scheduler   -> executor     StepPlan            executor -> scheduler  StepResult
-//   scheduler   -> detokenizer  RequestStart, TokenDelta
+//   scheduler   -> detokenizer  RequestStart, TokenDeltaBatch (or single TokenDeltas)
 //   detokenizer -> gateway      TextDelta
 //   anyone      -> scheduler    Abort               (gateway on disconnect, detokenizer on a stop string)
 //   anyone      -> anyone       ErrorReply, Ping/Pong, StatsRequest/Stats
@@ -38,6 +44,7 @@ enum class MessageType : uint16_t {
   kRequestStart = 13,
   kTokenDelta = 14,
   kTextDelta = 15,
+  kTokenDeltaBatch = 16,
   kStepPlan = 20,
   kStepResult = 21,
   kExecutorInfoRequest = 22,
@@ -144,6 +151,16 @@ struct TokenDelta {
   int32_t cached_tokens = 0;      // prompt tokens served from the prefix cache
   MSGPACK_DEFINE(request_id, index, token_ids, logprobs, top_logprobs, finish_reason,
                      prompt_tokens, completion_tokens, cached_tokens);
+};
+
+// scheduler -> detokenizer: the TokenDeltas of one step in one message (protocol 1.1), so that a
+// step costs one message instead of one per running sample. The deltas are in the order the
+// scheduler emitted them; a receiver handles them exactly as it would the same TokenDeltas sent
+// one by one (and must accept both forms: an external scheduler may send single TokenDeltas).
+struct TokenDeltaBatch {
+  static constexpr MessageType kType = MessageType::kTokenDeltaBatch;
+  std::vector<TokenDelta> deltas;
+  MSGPACK_DEFINE_MAP(deltas);
 };
 
 // detokenizer -> gateway: text on whole UTF-8 characters, never including a stop string.

@@ -100,7 +100,7 @@ runtime::ActorBody detokenizer_actor(const runtime::Config& config) {
         auto frame = runtime::recv_frame(sock, true);
         if (!frame) return;
         try {
-          protocol::Frame f = protocol::open(*frame);
+          protocol::Frame f = protocol::open_owned(std::move(*frame));
           switch (f.type()) {
             case protocol::MessageType::kRequestStart: {
               auto start = f.as<protocol::RequestStart>();
@@ -109,8 +109,19 @@ runtime::ActorBody detokenizer_actor(const runtime::Config& config) {
               if (r.start.n < 1) r.start.n = 1;
               break;
             }
-            case protocol::MessageType::kTokenDelta:
+            case protocol::MessageType::kTokenDelta:  // one sample's tokens (an external scheduler)
               on_delta(f.as<protocol::TokenDelta>());
+              break;
+            case protocol::MessageType::kTokenDeltaBatch:  // a step's tokens (our scheduler)
+              for (const auto& d : f.as<protocol::TokenDeltaBatch>().deltas) {
+                // One sample that fails to detokenize must not cost the others of the step
+                // their tokens.
+                try {
+                  on_delta(d);
+                } catch (const std::exception& e) {
+                  log->error("detokenization of request {} failed: {}", d.request_id, e.what());
+                }
+              }
               break;
             default:
               log->warn("ignoring unexpected {}", protocol::to_string(f.type()));

@@ -1,7 +1,9 @@
-// The detokenizer actor: TokenDelta (from the scheduler, after a RequestStart for the request)
-// in, TextDelta (to the gateway) out. Incremental, UTF-8-safe detokenization per sample; stop
-// strings: the text never includes the stop string, and the sample ends at once (an Abort with
-// reason "stop" goes back to the scheduler so the sample's blocks are freed).
+// The detokenizer actor: TokenDeltas (from the scheduler, after a RequestStart for the request;
+// a step's deltas as one TokenDeltaBatch, or one TokenDelta at a time from a scheduler that
+// sends them singly, e.g. examples/python/scheduler.py) in, TextDelta (to the gateway) out.
+// Incremental, UTF-8-safe detokenization per sample; stop strings: the text never includes the
+// stop string, and the sample ends at once (an Abort with reason "stop" goes back to the
+// scheduler so the sample's blocks are freed).
 //
 // Sockets: PULL bound at endpoints.detokenizer; PUSH to endpoints.gateway and to
 // endpoints.scheduler. Without a tokenizer.json in the model folder, text stays empty (token ids

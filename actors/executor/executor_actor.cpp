@@ -1,6 +1,8 @@
 #include "actors/executor/executor_actor.h"
 
 #include <chrono>
+#include <type_traits>
+#include <utility>
 
 #include "protocol/envelope.h"
 #include "runtime/context.h"
@@ -32,17 +34,30 @@ int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelC
   return static_cast<int32_t>(model.max_position_embeddings);
 }
 
-gpu::BatchInput to_batch_input(const protocol::StepPlan& plan) {
+namespace {
+
+// Both overloads of to_batch_input: `Plan` is a const or non-const StepPlan; the per-sequence
+// vectors are moved out of a plan given as an rvalue (the decoded plan is not needed after).
+template <class Plan>
+gpu::BatchInput make_batch_input(Plan& plan) {
+  constexpr bool kMove = !std::is_const_v<Plan>;
+  auto take = [](auto& v) -> decltype(auto) {
+    if constexpr (kMove) {
+      return std::move(v);
+    } else {
+      return static_cast<const std::remove_reference_t<decltype(v)>&>(v);
+    }
+  };
   gpu::BatchInput b;
   b.seqs.reserve(plan.seqs.size());
-  for (const auto& w : plan.seqs) {
+  for (auto& w : plan.seqs) {
     gpu::SequenceInput s;
     s.seq_id = w.seq_id;
-    s.token_ids = w.token_ids;
-    s.use_last_sampled = w.use_last_sampled;
     s.num_tokens = w.use_last_sampled ? 1 : static_cast<int32_t>(w.token_ids.size());
+    s.token_ids = take(w.token_ids);
+    s.use_last_sampled = w.use_last_sampled;
     s.start_pos = w.start_pos;
-    s.block_table = w.block_table;
+    s.block_table = take(w.block_table);
     s.sample = w.sample;
     s.sampling.temperature = w.temperature;
     s.sampling.top_p = w.top_p;
@@ -55,9 +70,15 @@ gpu::BatchInput to_batch_input(const protocol::StepPlan& plan) {
   for (auto& c : plan.swap_out) b.swap_out.emplace_back(c.src, c.dst);
   for (auto& c : plan.swap_in) b.swap_in.emplace_back(c.src, c.dst);
   for (auto& c : plan.copy) b.copy.emplace_back(c.src, c.dst);
-  b.finished = plan.finished;
+  b.finished = take(plan.finished);
   return b;
 }
+
+}  // namespace
+
+gpu::BatchInput to_batch_input(const protocol::StepPlan& plan) { return make_batch_input(plan); }
+
+gpu::BatchInput to_batch_input(protocol::StepPlan&& plan) { return make_batch_input(plan); }
 
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled) {
   protocol::StepResult r;
@@ -98,16 +119,17 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
         if (!body) continue;
         std::string id = identity.to_string();
         try {
-          protocol::Frame f = protocol::open(*body);
+          protocol::Frame f = protocol::open_owned(std::move(*body));
           if (f.type() == protocol::MessageType::kStepPlan) {
             auto plan = f.as<protocol::StepPlan>();
+            const uint64_t step_id = plan.step_id;
             protocol::StepResult result;
             auto start = std::chrono::steady_clock::now();
             try {
-              result = to_step_result(plan.step_id, backend->step(to_batch_input(plan)));
+              result = to_step_result(step_id, backend->step(to_batch_input(std::move(plan))));
             } catch (const std::exception& e) {
-              log->error("step {} failed: {}", plan.step_id, e.what());
-              result.step_id = plan.step_id;
+              log->error("step {} failed: {}", step_id, e.what());
+              result.step_id = step_id;
               result.error = e.what();
             }
             result.forward_us = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -90,7 +90,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
               config.scheduler.preemption);
 
     EarlyAborts early_aborts;
-    auto send_output = [&](const scheduler::SchedulerOutput& out) {
+    auto send_output = [&](scheduler::SchedulerOutput&& out) {
       // A rejected request is answered with its ErrorReply alone, so that the client gets the
       // error's status (e.g. 413) rather than a stream ending in finish_reason "error".
       std::unordered_map<uint64_t, bool> rejected;
@@ -98,9 +98,17 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
       for (const auto& s : out.starts) {
         if (!rejected.count(s.request_id)) runtime::send_message(to_detok, s);
       }
-      for (const auto& d : out.deltas) {
-        if (!rejected.count(d.request_id)) runtime::send_message(to_detok, d);
+      // The step's TokenDeltas as one message, after the RequestStarts on the same socket (so
+      // they still arrive first): one encode and one send per step, not one per sample.
+      protocol::TokenDeltaBatch batch;
+      if (rejected.empty()) {
+        batch.deltas = std::move(out.deltas);
+      } else {
+        for (auto& d : out.deltas) {
+          if (!rejected.count(d.request_id)) batch.deltas.push_back(std::move(d));
+        }
       }
+      if (!batch.deltas.empty()) runtime::send_message(to_detok, batch);
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
     };
     auto pump = [&] {
@@ -113,7 +121,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
         auto frame = runtime::recv_frame(s, true);
         if (!frame) break;
         try {
-          protocol::Frame f = protocol::open(*frame);
+          protocol::Frame f = protocol::open_owned(std::move(*frame));
           if (f.type() == protocol::MessageType::kTokenizedRequest) {
             auto req = f.as<protocol::TokenizedRequest>();
             send_output(core.add_request(req));
@@ -122,7 +130,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
             auto a = f.as<protocol::Abort>();
             auto out = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason, a.index);
             if (out.empty() && a.reason != "stop") early_aborts.add(a.request_id);
-            send_output(out);
+            send_output(std::move(out));
           } else {
             log->warn("ignoring unexpected {}", protocol::to_string(f.type()));
           }
@@ -137,7 +145,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
         auto frame = runtime::recv_frame(s, true);
         if (!frame) break;
         try {
-          protocol::Frame f = protocol::open(*frame);
+          protocol::Frame f = protocol::open_owned(std::move(*frame));
           if (f.type() == protocol::MessageType::kErrorReply) {
             // The executor could not read a plan: that is a bug on this side, and the plan will
             // never be answered. Fail it as a step error so its requests end and the pipeline

@@ -1,7 +1,7 @@
 // The scheduler actor puts SchedulerCore (actors/scheduler/) on sockets:
 //   PULL bound at endpoints.scheduler   <- TokenizedRequest (tokenizer), Abort (gateway, detokenizer)
 //   DEALER to endpoints.executor        -> StepPlan, ExecutorInfoRequest;  <- StepResult, ExecutorInfo
-//   PUSH to endpoints.detokenizer       -> RequestStart, TokenDelta
+//   PUSH to endpoints.detokenizer       -> RequestStart, then one TokenDeltaBatch per step
 //   PUSH to endpoints.gateway           -> ErrorReply (rejected requests), Stats (every 100 ms)
 // At start it asks the executor for the cache geometry and model facts (ExecutorInfo) and is ready
 // once it has them. It keeps up to two plans in flight, so step N+1 is planned and queued at the

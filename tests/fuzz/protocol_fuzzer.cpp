@@ -19,12 +19,19 @@ void try_as(const zinfer::protocol::Frame& f) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace zinfer::protocol;
   try {
-    Frame f = open(std::string_view(reinterpret_cast<const char*>(data), size));
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    // decode<T> reads the caller's bytes in place (no copy): the sanitizers watch it there.
+    try {
+      (void)decode<StepPlan>(bytes);
+    } catch (const ProtocolError&) {
+    }
+    Frame f = open(bytes);
     try_as<GenerateRequest>(f);
     try_as<TokenizedRequest>(f);
     try_as<StepPlan>(f);
     try_as<StepResult>(f);
     try_as<TokenDelta>(f);
+    try_as<TokenDeltaBatch>(f);
     try_as<TextDelta>(f);
     try_as<Abort>(f);
     try_as<Stats>(f);

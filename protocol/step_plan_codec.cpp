@@ -1,0 +1,139 @@
+// StepPlan and its records (SeqWork, BlockCopy): the scheduler -> executor message of every step.
+#include "protocol/step_codec.h"
+
+namespace zinfer::protocol {
+
+void write_payload(WireWriter& w, const SeqWork& s) {
+  w.array_header(13);
+  w.integer(s.seq_id);
+  w.int_array(s.token_ids);
+  w.boolean(s.use_last_sampled);
+  w.integer(s.num_tokens);
+  w.integer(s.start_pos);
+  w.int_array(s.block_table);
+  w.boolean(s.sample);
+  w.float32(s.temperature);
+  w.float32(s.top_p);
+  w.integer(s.top_k);
+  w.integer(s.seed);
+  w.integer(s.sample_index);
+  w.integer(s.top_logprobs);
+}
+
+void read_payload(WireReader& r, SeqWork& s) {
+  const uint32_t n = r.read_array_header();
+  uint32_t i = 0;
+  const char* field = "";
+  // Fields in declaration order; a record from an older peer ends early (the rest keep their
+  // defaults), one from a newer peer has more (skipped below).
+  auto next = [&](const char* name) {
+    field = name;
+    return i++ < n;
+  };
+  try {
+    if (!next("seq_id")) return;
+    s.seq_id = r.read_int<uint64_t>();
+    if (!next("token_ids")) return;
+    r.read_int_array(s.token_ids);
+    if (!next("use_last_sampled")) return;
+    s.use_last_sampled = r.read_bool();
+    if (!next("num_tokens")) return;
+    s.num_tokens = r.read_int<int32_t>();
+    if (!next("start_pos")) return;
+    s.start_pos = r.read_int<int32_t>();
+    if (!next("block_table")) return;
+    r.read_int_array(s.block_table);
+    if (!next("sample")) return;
+    s.sample = r.read_bool();
+    if (!next("temperature")) return;
+    s.temperature = r.read_float();
+    if (!next("top_p")) return;
+    s.top_p = r.read_float();
+    if (!next("top_k")) return;
+    s.top_k = r.read_int<int32_t>();
+    if (!next("seed")) return;
+    s.seed = r.read_int<int64_t>();
+    if (!next("sample_index")) return;
+    s.sample_index = r.read_int<int32_t>();
+    if (!next("top_logprobs")) return;
+    s.top_logprobs = r.read_int<int32_t>();
+    field = "(a field of a newer version)";
+    for (; i < n; ++i) r.skip();
+  } catch (const ProtocolError& e) {
+    throw e.within(field);
+  }
+}
+
+void write_payload(WireWriter& w, const BlockCopy& c) {
+  w.array_header(2);
+  w.integer(c.src);
+  w.integer(c.dst);
+}
+
+void read_payload(WireReader& r, BlockCopy& c) {
+  const uint32_t n = r.read_array_header();
+  const char* field = "src";
+  try {
+    if (n > 0) c.src = r.read_int<int32_t>();
+    field = "dst";
+    if (n > 1) c.dst = r.read_int<int32_t>();
+    field = "(a field of a newer version)";
+    for (uint32_t i = 2; i < n; ++i) r.skip();
+  } catch (const ProtocolError& e) {
+    throw e.within(field);
+  }
+}
+
+void write_payload(WireWriter& w, const StepPlan& p) {
+  w.map_header(6);
+  w.str("step_id");
+  w.integer(p.step_id);
+  w.str("seqs");
+  write_records(w, p.seqs);
+  w.str("swap_out");
+  write_records(w, p.swap_out);
+  w.str("swap_in");
+  write_records(w, p.swap_in);
+  w.str("copy");
+  write_records(w, p.copy);
+  w.str("finished");
+  w.int_array(p.finished);
+}
+
+void read_payload(WireReader& r, StepPlan& p) {
+  const uint32_t n = r.read_map_header();
+  std::string_view key;
+  try {
+    for (uint32_t i = 0; i < n; ++i) {
+      key = {};
+      key = r.read_key();
+      if (key == "step_id") {
+        p.step_id = r.read_int<uint64_t>();
+      } else if (key == "seqs") {
+        read_records(r, p.seqs);
+      } else if (key == "swap_out") {
+        read_records(r, p.swap_out);
+      } else if (key == "swap_in") {
+        read_records(r, p.swap_in);
+      } else if (key == "copy") {
+        read_records(r, p.copy);
+      } else if (key == "finished") {
+        r.read_int_array(p.finished);
+      } else {
+        r.skip();  // a field of a newer minor version
+      }
+    }
+  } catch (const ProtocolError& e) {
+    if (key.empty()) throw;
+    throw e.within(key);
+  }
+}
+
+size_t payload_size_hint(const StepPlan& p) {
+  // Upper-bound-ish: 5 bytes per int (most are 1-3), the fixed fields of a SeqWork ~40 bytes.
+  size_t bytes = 64 + 6 * (p.swap_out.size() + p.swap_in.size() + p.copy.size()) + 9 * p.finished.size();
+  for (const SeqWork& s : p.seqs) bytes += 48 + 5 * (s.token_ids.size() + s.block_table.size());
+  return bytes;
+}
+
+}  // namespace zinfer::protocol
