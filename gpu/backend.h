@@ -54,7 +54,7 @@ struct SampledToken {
 
 struct BackendOptions {
   std::string model_dir;
-  std::string device = "cpu";           // "cpu" or "cuda"
+  std::string device = "cpu";           // "cpu", "cuda" or "synthetic" (no model: tokens at once)
   int32_t block_size = 16;
   int32_t num_gpu_blocks = 0;           // 0 = size from memory (cuda) or from max_kv_tokens (cpu)
   int32_t num_cpu_blocks = 0;           // host (swap) pool; 0 = as many as swap_space_bytes holds

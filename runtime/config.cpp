@@ -107,7 +107,7 @@ const std::map<std::string, std::map<std::string, Setting>>& schema() {
         {"max_body_bytes", int_setting(nullptr, 1024, int64_t(1) << 32, [](Config& c) -> int64_t& { return c.server.max_body_bytes; })}}},
       {"model",
        {{"path", string_setting({}, [](Config& c) -> std::string& { return c.model.path; })},
-        {"device", string_setting({"cpu", "cuda"}, [](Config& c) -> std::string& { return c.model.device; })},
+        {"device", string_setting({"cpu", "cuda", "synthetic"}, [](Config& c) -> std::string& { return c.model.device; })},
         {"dtype", string_setting({"auto", "float32", "bfloat16", "float16"}, [](Config& c) -> std::string& { return c.model.dtype; })},
         {"max_model_len", int_setting(nullptr, 0, int64_t(1) << 24, [](Config& c) -> int64_t& { return c.model.max_model_len; })}}},
       {"scheduler",

@@ -27,7 +27,7 @@ struct ServerConfig {
 
 struct ModelConfigSection {
   std::string path = "models/default";
-  std::string device = "cpu";     // cpu | cuda
+  std::string device = "cpu";     // cpu | cuda | synthetic (control-plane benchmarks)
   std::string dtype = "auto";     // auto | float32 | bfloat16 | float16
   int64_t max_model_len = 0;      // 0 = the model's max_position_embeddings
 };

@@ -7,12 +7,16 @@
 //
 //   zinfer-bench scheduler [--running 1,64,256] [--steps 500] [--prompt-len 128]
 //                          [--queued 10000] [--queued-prompt-len 64] [--queued-max-tokens 32]
-//                          [--json] [--prototype-decode]
+//                          [--json]
+//                          [--deployments threads,processes] [--model DIR] [--zinfer PATH]
+//                          [--deployment-repeats 1] [--deployment-timeout 120]
 //
 // Part 1, for each count R of --running: R requests are admitted and prefilled (untimed), then
 // --steps decode steps of all R sequences are timed, per phase. Part 2: --queued requests are
 // queued at once (max_num_seqs 256, max_num_batched_tokens 2048) and run to the end; it reports
-// steps/s while the queue is deep (the first 1000 steps) and over the whole run.
+// steps/s while the queue is deep (the first 1000 steps) and over the whole run. Part 3 (only
+// with --deployments): the same decode steps through the real scheduler and executor actors over
+// sockets, as threads and/or as processes (deployment_bench.h).
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -20,7 +24,6 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +31,8 @@
 #include "actors/scheduler/scheduler_core.h"
 #include "protocol/envelope.h"
 #include "tools/bench/commands.h"
+#include "tools/bench/deployment_bench.h"
+#include "tools/bench/synthetic_request.h"
 
 namespace zinfer::bench {
 
@@ -45,7 +50,12 @@ struct SchedulerBenchOptions {
   int queued_prompt_len = 64;
   int queued_max_tokens = 32;
   bool json = false;
-  bool prototype_decode = false;
+  // Part 3: the same decode steps through the scheduler and executor actors, per deployment.
+  std::vector<std::string> deployments;
+  std::string model_dir = "models/default";
+  std::string zinfer_exe;
+  double deployment_timeout_s = 120.0;
+  int deployment_repeats = 1;
 };
 
 // Nanoseconds spent in each phase of one step.
@@ -59,89 +69,6 @@ struct StepPhases {
 
 double ns_between(Clock::time_point a, Clock::time_point b) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
-}
-
-// ---- a prototype decoder, for comparison only ---------------------------------------------------
-// msgpack-c's MSGPACK_DEFINE_MAP decodes a struct by first copying every key into a
-// std::map<std::string, object*>, which dominates the plan's decode at 256 sequences. These
-// functions read the very same wire format (maps with named fields; unknown keys skipped, missing
-// ones left at their defaults) by dispatching on the key bytes instead. `--prototype-decode`
-// times them next to the protocol's decoder, to size the gain of such a decoder in protocol/.
-template <class F>
-void for_each_field(const msgpack::object& o, F&& f) {
-  if (o.type != msgpack::type::MAP) throw msgpack::type_error();
-  for (uint32_t i = 0; i < o.via.map.size; ++i) {
-    const auto& kv = o.via.map.ptr[i];
-    if (kv.key.type != msgpack::type::STR) throw msgpack::type_error();
-    f(std::string_view(kv.key.via.str.ptr, kv.key.via.str.size), kv.val);
-  }
-}
-
-template <class T, class F>
-void read_array(const msgpack::object& o, std::vector<T>& out, F&& read_one) {
-  if (o.type != msgpack::type::ARRAY) throw msgpack::type_error();
-  out.resize(o.via.array.size);
-  for (uint32_t i = 0; i < o.via.array.size; ++i) read_one(o.via.array.ptr[i], out[i]);
-}
-
-void read_copy(const msgpack::object& o, protocol::BlockCopy& c) {
-  for_each_field(o, [&](std::string_view k, const msgpack::object& v) {
-    if (k == "src") v.convert(c.src);
-    else if (k == "dst") v.convert(c.dst);
-  });
-}
-
-void read_work(const msgpack::object& o, protocol::SeqWork& w) {
-  for_each_field(o, [&](std::string_view k, const msgpack::object& v) {
-    if (k == "seq_id") v.convert(w.seq_id);
-    else if (k == "token_ids") v.convert(w.token_ids);
-    else if (k == "use_last_sampled") v.convert(w.use_last_sampled);
-    else if (k == "num_tokens") v.convert(w.num_tokens);
-    else if (k == "start_pos") v.convert(w.start_pos);
-    else if (k == "block_table") v.convert(w.block_table);
-    else if (k == "sample") v.convert(w.sample);
-    else if (k == "temperature") v.convert(w.temperature);
-    else if (k == "top_p") v.convert(w.top_p);
-    else if (k == "top_k") v.convert(w.top_k);
-    else if (k == "seed") v.convert(w.seed);
-    else if (k == "sample_index") v.convert(w.sample_index);
-    else if (k == "top_logprobs") v.convert(w.top_logprobs);
-  });
-}
-
-protocol::StepPlan read_plan(std::string_view wire) {
-  protocol::Frame f = protocol::open(wire);
-  protocol::StepPlan p;
-  for_each_field(f.payload(), [&](std::string_view k, const msgpack::object& v) {
-    if (k == "step_id") v.convert(p.step_id);
-    else if (k == "seqs") read_array(v, p.seqs, read_work);
-    else if (k == "swap_out") read_array(v, p.swap_out, read_copy);
-    else if (k == "swap_in") read_array(v, p.swap_in, read_copy);
-    else if (k == "copy") read_array(v, p.copy, read_copy);
-    else if (k == "finished") v.convert(p.finished);
-  });
-  return p;
-}
-
-protocol::StepResult read_result(std::string_view wire) {
-  protocol::Frame f = protocol::open(wire);
-  protocol::StepResult r;
-  for_each_field(f.payload(), [&](std::string_view k, const msgpack::object& v) {
-    if (k == "step_id") v.convert(r.step_id);
-    else if (k == "forward_us") v.convert(r.forward_us);
-    else if (k == "error") v.convert(r.error);
-    else if (k == "outputs") {
-      read_array(v, r.outputs, [](const msgpack::object& o, protocol::SeqOutput& out) {
-        for_each_field(o, [&](std::string_view k2, const msgpack::object& v2) {
-          if (k2 == "seq_id") v2.convert(out.seq_id);
-          else if (k2 == "token") v2.convert(out.token);
-          else if (k2 == "logprob") v2.convert(out.logprob);
-          else if (k2 == "top_logprobs") v2.convert(out.top_logprobs);
-        });
-      });
-    }
-  });
-  return r;
 }
 
 // The synthetic executor: one token per sampling sequence, a value that never stops a request.
@@ -161,21 +88,20 @@ protocol::StepResult answer(const protocol::StepPlan& plan) {
 }
 
 // One step through the whole control plane. Returns false when there was nothing to plan.
-bool run_step(SchedulerCore& core, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr,
-              bool prototype_decode = false) {
+bool run_step(SchedulerCore& core, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr) {
   auto t0 = Clock::now();
   auto plan = core.schedule();
   auto t1 = Clock::now();
   if (!plan) return false;
   std::string plan_wire = protocol::encode(*plan);
   auto t2 = Clock::now();
-  auto received = prototype_decode ? read_plan(plan_wire) : protocol::decode<protocol::StepPlan>(plan_wire);
+  auto received = protocol::decode<protocol::StepPlan>(plan_wire);
   auto t3 = Clock::now();
   protocol::StepResult result = answer(received);  // the executor: not control plane
   auto t4 = Clock::now();
   std::string result_wire = protocol::encode(result);
   auto t5 = Clock::now();
-  auto result_back = prototype_decode ? read_result(result_wire) : protocol::decode<protocol::StepResult>(result_wire);
+  auto result_back = protocol::decode<protocol::StepResult>(result_wire);
   auto t6 = Clock::now();
   scheduler::SchedulerOutput out = core.postprocess(result_back);
   auto t7 = Clock::now();
@@ -195,23 +121,12 @@ bool run_step(SchedulerCore& core, StepPhases& ph, size_t* plan_seqs = nullptr, 
   return true;
 }
 
-protocol::TokenizedRequest synthetic_request(uint64_t id, int prompt_len, int max_tokens) {
-  protocol::TokenizedRequest r;
-  r.request_id = id;
-  // Distinct prompts: no prefix-cache hits flatter the numbers.
-  for (int i = 0; i < prompt_len; ++i) r.prompt_ids.push_back(static_cast<int32_t>((id * 7919 + i * 104729) % 30000 + 5));
-  r.sampling.max_tokens = max_tokens;
-  r.sampling.ignore_eos = true;
-  r.sampling.temperature = 0.0f;
-  return r;
-}
-
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
 }
 
-nlohmann::json bench_running(int running, const SchedulerBenchOptions& o, bool prototype_decode) {
+nlohmann::json bench_running(int running, const SchedulerBenchOptions& o) {
   const int warm = running * o.prompt_len / 2048 + 8;
   const int max_tokens = warm + o.steps + 16;
   SchedulerConfig c;
@@ -229,7 +144,7 @@ nlohmann::json bench_running(int running, const SchedulerBenchOptions& o, bool p
   size_t bytes_total = 0;
   for (int i = 0; i < o.steps; ++i) {
     size_t seqs = 0, bytes = 0;
-    if (!run_step(core, ph, &seqs, &bytes, prototype_decode)) throw std::runtime_error("scheduler bench: no plan while timing");
+    if (!run_step(core, ph, &seqs, &bytes)) throw std::runtime_error("scheduler bench: no plan while timing");
     if (seqs != static_cast<size_t>(running)) {
       throw std::runtime_error("scheduler bench: a timed step ran " + std::to_string(seqs) + " sequences, not " +
                                std::to_string(running));
@@ -247,7 +162,6 @@ nlohmann::json bench_running(int running, const SchedulerBenchOptions& o, bool p
   for (const auto& p : samples) totals.push_back(p.total() / 1000.0);
   nlohmann::json j;
   j["running"] = running;
-  j["decoder"] = prototype_decode ? "prototype" : "protocol";
   j["steps"] = o.steps;
   j["prompt_len"] = o.prompt_len;
   j["us_per_step_mean"] = std::accumulate(totals.begin(), totals.end(), 0.0) / totals.size();
@@ -305,24 +219,36 @@ void run_scheduler_bench(const SchedulerBenchOptions& o) {
   if (o.steps < 1 || o.prompt_len < 1 || o.queued < 0 || o.queued_prompt_len < 1 || o.queued_max_tokens < 1) {
     throw std::invalid_argument("scheduler bench: --steps, --prompt-len, --queued-prompt-len and --queued-max-tokens must be >= 1");
   }
+  DeploymentBenchOptions d;
+  d.deployments = o.deployments;
+  d.running = o.running;
+  d.steps = o.steps;
+  d.prompt_len = o.prompt_len;
+  d.model_dir = o.model_dir;
+  d.zinfer_exe = o.zinfer_exe;
+  d.timeout_s = o.deployment_timeout_s;
+  d.repeats = o.deployment_repeats;
+  if (!d.deployments.empty()) check_deployment_options(d);  // before parts 1 and 2 take their time
   nlohmann::json report;
   report["running"] = nlohmann::json::array();
   for (int r : o.running) {
     if (r < 1) throw std::invalid_argument("scheduler bench: --running values must be >= 1, got " + std::to_string(r));
-    report["running"].push_back(bench_running(r, o, false));
-    if (o.prototype_decode) report["running"].push_back(bench_running(r, o, true));
+    report["running"].push_back(bench_running(r, o));
   }
   if (o.queued > 0) report["queued"] = bench_queued(o);
+  if (!o.deployments.empty()) {
+    report["deployments"] = bench_deployments(d);
+  }
   if (o.json) {
     std::printf("%s\n", report.dump(2).c_str());
     return;
   }
   std::printf("control plane per step (us over %d decode steps, prompt %d tokens; phases are medians)\n", o.steps, o.prompt_len);
-  std::printf("%8s %9s %8s %8s %8s | %8s %8s %8s %8s %8s %8s %8s | %10s\n", "running", "decoder", "mean", "p50", "p99", "sched",
+  std::printf("%8s %8s %8s %8s | %8s %8s %8s %8s %8s %8s %8s | %10s\n", "running", "mean", "p50", "p99", "sched",
               "enc_plan", "dec_plan", "enc_res", "dec_res", "post", "emit", "bytes/step");
   for (const auto& j : report["running"]) {
-    std::printf("%8d %9s %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f | %10.0f\n",
-                j["running"].get<int>(), j["decoder"].get<std::string>().c_str(),
+    std::printf("%8d %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f | %10.0f\n",
+                j["running"].get<int>(),
                 j["us_per_step_mean"].get<double>(), j["us_per_step_p50"].get<double>(),
                 j["us_per_step_p99"].get<double>(), j["us_schedule"].get<double>(), j["us_encode_plan"].get<double>(),
                 j["us_decode_plan"].get<double>(), j["us_encode_result"].get<double>(),
@@ -338,6 +264,7 @@ void run_scheduler_bench(const SchedulerBenchOptions& o) {
                 q["steps_per_s"].get<double>(), q.value("steps_per_s_first_1000", 0.0),
                 q["requests_per_s"].get<double>(), q["add_request_us_each"].get<double>());
   }
+  if (report.contains("deployments")) print_deployments(report["deployments"]);
 }
 
 }  // namespace
@@ -352,8 +279,17 @@ void add_scheduler_command(CLI::App& app) {
   cmd->add_option("--queued-prompt-len", opts->queued_prompt_len, "prompt tokens of each queued request");
   cmd->add_option("--queued-max-tokens", opts->queued_max_tokens, "tokens generated by each queued request");
   cmd->add_flag("--json", opts->json, "print the results as JSON");
-  cmd->add_flag("--prototype-decode", opts->prototype_decode,
-                "also time a key-dispatch decoder of the same wire format (a proposal for protocol/)");
+  cmd->add_option("--deployments", opts->deployments,
+                  "also time the scheduler and executor actors deployed as threads and/or processes "
+                  "(comma separated: threads,processes)")
+      ->delimiter(',');
+  cmd->add_option("--model", opts->model_dir, "model folder for --deployments (only its config.json is read)");
+  cmd->add_option("--zinfer", opts->zinfer_exe,
+                  "the zinfer binary that --deployments processes runs (default: next to zinfer-bench)");
+  cmd->add_option("--deployment-timeout", opts->deployment_timeout_s,
+                  "seconds allowed per deployment and running count (start, admission, window)");
+  cmd->add_option("--deployment-repeats", opts->deployment_repeats,
+                  "runs of each deployment per running count, taking turns (the difference uses the medians)");
   cmd->callback([opts] { run_scheduler_bench(*opts); });
 }
 
