@@ -13,35 +13,39 @@
 namespace zinfer::gpu {
 namespace {
 
-// Normal deviates from a splitmix64 stream through Box-Muller: fast enough for the default
-// model's 20M values in well under a second, and identical on every platform for a seed.
+// Normal deviates from a splitmix64 stream through Box-Muller, identical on every platform for a
+// seed. The stream is addressable: uniform number j (1-based) is mix(seed + j * golden), and the
+// i-th deviate is the cosine (i even) or sine (i odd) half of the pair built from uniforms 2p+1 and
+// 2p+2, p = i / 2. So any range of deviates can be computed on its own, in parallel: Llama-3-8B's
+// 8 billion values take seconds on 16 cores instead of minutes on one.
 class NormalStream {
  public:
-  explicit NormalStream(uint64_t seed) : state_(seed) {}
-  float next() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
+  explicit NormalStream(uint64_t seed) : seed_(seed) {}
+
+  // Deviates [first, first + out.size()) of the stream.
+  void fill(uint64_t first, std::vector<float>& out, float mean, float stddev) const {
+    const int64_t n = static_cast<int64_t>(out.size());
+#pragma omp parallel for schedule(static, 1 << 16)
+    for (int64_t k = 0; k < n; ++k) {
+      const uint64_t i = first + static_cast<uint64_t>(k);
+      const uint64_t pair = i / 2;
+      double u1 = uniform(2 * pair + 1), u2 = uniform(2 * pair + 2);
+      if (u1 < 1e-300) u1 = 1e-300;
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      const double z = (i % 2 == 0) ? r * std::cos(2.0 * M_PI * u2) : r * std::sin(2.0 * M_PI * u2);
+      out[static_cast<size_t>(k)] = mean + stddev * static_cast<float>(z);
     }
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    spare_ = static_cast<float>(r * std::sin(2.0 * M_PI * u2));
-    has_spare_ = true;
-    return static_cast<float>(r * std::cos(2.0 * M_PI * u2));
   }
 
  private:
-  double uniform() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  double uniform(uint64_t j) const {
+    uint64_t z = seed_ + j * 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return static_cast<double>(z >> 11) * 0x1.0p-53;
   }
-  uint64_t state_;
-  float spare_ = 0.0f;
-  bool has_spare_ = false;
+  uint64_t seed_;
 };
 
 const char* model_type(Architecture a) {
@@ -114,13 +118,15 @@ void write_random_model(const std::string& dir, const ModelConfig& c, const Rand
   if (!c.eos_token_ids.empty()) gen["eos_token_id"] = c.eos_token_ids;
   write_text(fs::path(dir) / "generation_config.json", gen.dump(2) + "\n");
 
-  NormalStream normal(o.seed);
+  const NormalStream normal(o.seed);
+  uint64_t drawn = 0;  // deviates of the stream used by the tensors before this one
   SafetensorsWriter writer;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float mean, float stddev) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     std::vector<float> values(static_cast<size_t>(n));
-    for (float& v : values) v = mean + stddev * normal.next();
+    normal.fill(drawn, values, mean, stddev);
+    drawn += static_cast<uint64_t>(n);
     if (o.bf16) writer.add_bf16(name, shape, values);
     else writer.add_f32(name, shape, values);
   };

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tools/bench/commands.h"
+#include "tools/bench/lib/measured_gpu.h"
 #include "tools/bench/lib/roofline.h"
 
 namespace zinfer::bench {
@@ -23,11 +24,9 @@ struct RooflineArgs {
 GpuSpec choose_gpu(const RooflineArgs& a) {
   GpuSpec g;
   if (a.gpu == "measured") {
-    throw std::runtime_error(
-        "--gpu measured is not available in this build: it needs a measurement on a local CUDA device, which "
-        "zinfer-bench does not have yet; give --gpu NAME or --mem-bw, --tflops and --mem");
-  }
-  if (!a.gpu.empty()) {
+    std::fprintf(stderr, "measuring the local GPU's copy bandwidth and bf16 GEMM rate...\n");
+    g = measured_gpu_spec();
+  } else if (!a.gpu.empty()) {
     g = find_gpu(a.gpu);
   } else if (a.mem_bw <= 0 || a.tflops <= 0 || a.mem <= 0) {
     throw std::invalid_argument("give --gpu NAME, or all of --mem-bw, --tflops and --mem");

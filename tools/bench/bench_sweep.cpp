@@ -8,6 +8,7 @@
 
 #include "gpu/backend.h"
 #include "tools/bench/commands.h"
+#include "tools/bench/lib/measured_gpu.h"
 #include "tools/bench/lib/plot.h"
 #include "tools/bench/lib/sweep.h"
 
@@ -33,19 +34,20 @@ struct SweepArgs {
   bool error_on_unfit = false;
 };
 
-// The figures of the theoretical lines: --gpu NAME from the table, or --gpu measured (the CPU
-// only), or --mem-bw and --tflops; explicit figures override the table's. On the CPU with no
-// figures given, the CPU is measured.
+// The figures of the theoretical lines: --gpu NAME from the table, or --gpu measured (the CPU or
+// the GPU the sweep runs on), or --mem-bw and --tflops; explicit figures override the table's. On
+// the CPU with no figures given, the CPU is measured.
 GpuSpec choose_spec(const SweepArgs& a) {
   const bool explicit_figures = a.mem_bw > 0 && a.tflops > 0;
   GpuSpec g;
   if (a.gpu == "measured" || (a.gpu.empty() && !explicit_figures && a.device == "cpu")) {
-    if (a.device != "cpu") {
-      throw std::runtime_error("--gpu measured is only available with --device cpu: zinfer-bench has no GPU "
-                               "bandwidth/FLOPS measurement yet; give --gpu NAME or --mem-bw and --tflops");
+    if (a.device == "cpu") {
+      std::fprintf(stderr, "measuring this CPU's bandwidth and compute rate for the theoretical lines...\n");
+      g = measure_cpu_spec();
+    } else {
+      std::fprintf(stderr, "measuring the local GPU's copy bandwidth and bf16 GEMM rate for the theoretical lines...\n");
+      g = measured_gpu_spec();
     }
-    std::fprintf(stderr, "measuring this CPU's bandwidth and compute rate for the theoretical lines...\n");
-    g = measure_cpu_spec();
   } else if (!a.gpu.empty()) {
     g = find_gpu(a.gpu);
   } else if (!explicit_figures) {
@@ -162,7 +164,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--prefill-lens", a->prefill_lens, "prompt lengths")->delimiter(',')->capture_default_str();
   cmd->add_option("--users", a->users, "concurrent users (decode batch sizes)")->delimiter(',')->capture_default_str();
   cmd->add_option("--contexts", a->contexts, "decode context lengths")->delimiter(',')->capture_default_str();
-  cmd->add_option("--gpu", a->gpu, "GPU of the built-in table for the lines, or 'measured' (CPU only)");
+  cmd->add_option("--gpu", a->gpu, "GPU of the built-in table for the lines, or 'measured' (this machine's CPU or GPU)");
   cmd->add_option("--mem-bw", a->mem_bw, "memory bandwidth in GB/s for the lines (overrides --gpu)");
   cmd->add_option("--tflops", a->tflops, "bf16 rate in TFLOPS for the lines (overrides --gpu)");
   cmd->add_option("--tflops-8bit", a->tflops_8bit, "8-bit rate in TFLOPS for the w8 line (default: --tflops)");

@@ -5,31 +5,19 @@
 #include <random>
 
 #include "gpu/cuda/attention.h"
+#include "gpu/device_ceilings.h"
 #include "gpu/cuda/device_memory.h"
-#include "gpu/cuda/gemm.h"
 #include "gpu/cuda/random_fill.h"
 #include "tools/gpu/bench_common.h"
 
 namespace zinfer::gpu::cuda::bench {
 
 Ceilings measure_ceilings() {
+  const DeviceCeilings d = measure_device_ceilings();
   Ceilings c;
-  const size_t bytes = size_t{2} << 30;
-  DeviceBuffer a(bytes), b(bytes);
-  check_cuda(launch_fill_random_f32(a.as<float>(), bytes / 4, 1, 0.f, 1.f, nullptr), "fill");
-  const double copy_ms = time_ms([&] { check_cuda(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice), "copy"); }, 3, 20);
-  c.copy_gbps = 2.0 * bytes / (copy_ms * 1e-3) / 1e9;
+  c.copy_gbps = d.copy_gbps;
+  c.gemm_tflops = d.bf16_tflops;
   report("ceiling_copy_bandwidth", c.copy_gbps, "GB/s", c.copy_gbps, 1.0);
-
-  const int n = 8192;
-  DeviceBuffer x(size_t{n} * n * 2), w(size_t{n} * n * 2), y(size_t{n} * n * 2);
-  check_cuda(launch_fill_random_bf16(x.as<__nv_bfloat16>(), int64_t{n} * n, 2, 0.f, 1.f, nullptr), "fill");
-  check_cuda(launch_fill_random_bf16(w.as<__nv_bfloat16>(), int64_t{n} * n, 3, 0.f, 1.f, nullptr), "fill");
-  Gemm gemm;
-  const double gemm_ms = time_ms([&] {
-    gemm.linear(x.as<__nv_bfloat16>(), w.as<__nv_bfloat16>(), y.as<__nv_bfloat16>(), n, n, n, nullptr);
-  }, 3, 20);
-  c.gemm_tflops = 2.0 * n * n * double(n) / (gemm_ms * 1e-3) / 1e12;
   report("ceiling_gemm_bf16_8192", c.gemm_tflops, "TFLOP/s", c.gemm_tflops, 1.0);
   return c;
 }

@@ -5,7 +5,9 @@
 # Results (JSON, CSV, PNG, logs) go to $OUT (default /tmp/zinfer-serving).
 #   tools/gpu/serving.sh                     # expects build-gpu/bin/{zinfer,zinfer-bench}
 # Knobs: PROMPTS (requests per rate, 1000), RATES ("1 2 5 8 inf"), GPU (sweep's table entry, h200),
-#        MODEL (folder; made when missing), SWEEP (1 = run the sweeps).
+#        MODEL (folder; made when missing), SWEEP (1 = run the sweeps), PORT (HTTP, 8000) and
+#        ZMQ_PORT (5555), so that two servers can run side by side on a machine of two GPUs (one
+#        per CUDA_VISIBLE_DEVICES), each with its own rates.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -16,6 +18,8 @@ model=${MODEL:-/tmp/llama3-8b-shape}
 prompts=${PROMPTS:-1000}
 rates=${RATES:-"1 2 5 8 inf"}
 gpu=${GPU:-h200}
+port=${PORT:-8000}
+zmq_port=${ZMQ_PORT:-5555}
 
 if [ ! -f "$model/model.safetensors" ]; then
   start=$SECONDS
@@ -26,8 +30,8 @@ fi
 
 cat > "$out/serve.toml" <<TOML
 [server]
-port = 8000
-zmq_endpoint = "tcp://127.0.0.1:5555"
+port = $port
+zmq_endpoint = "tcp://127.0.0.1:$zmq_port"
 served_model_name = "llama3-8b-shape"
 [model]
 path = "$model"
@@ -41,20 +45,22 @@ TOML
 $bin/zinfer serve --config "$out/serve.toml" > "$out/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 240); do
-  curl -sf localhost:8000/health > /dev/null 2>&1 && break
+  curl -sf localhost:$port/health > /dev/null 2>&1 && break
   kill -0 $server 2>/dev/null || { echo "server died"; tail -30 "$out/server.log"; exit 1; }
   sleep 1
 done
 echo "server ready: $(grep -m1 'KV blocks' "$out/server.log")"
 for rate in $rates; do
-  timeout 900 $bin/zinfer-bench serve --backend openai --port 8000 --model "$model" \
+  limit=900  # a Poisson run of N requests at rate r lasts about N / r seconds
+  [ "$rate" != inf ] && limit=$(awk -v n="$prompts" -v r="$rate" 'BEGIN { t = int(1.3 * n / r) + 300; print (t > 900 ? t : 900) }')
+  timeout "$limit" $bin/zinfer-bench serve --backend openai --port "$port" --model "$model" \
     --served-model-name llama3-8b-shape --dataset-name synthetic-chat --num-prompts "$prompts" \
     --request-rate "$rate" --seed 0 --metric-percentiles 50,90,99 --disable-tqdm \
     --save-result --result-dir "$out" --result-filename "serve-rate-$rate.json" \
-    --metadata gpu="$gpu" rate="$rate" > "$out/serve-rate-$rate.txt" 2>&1
+    --metadata gpu="$gpu" rate="$rate" cuda_device="${CUDA_VISIBLE_DEVICES:-0}" > "$out/serve-rate-$rate.txt" 2>&1
   echo "rate $rate: rc $?"; grep -E "Successful|Request throughput|Output token|Median TTFT|P99 TTFT|Median TPOT|P99 TPOT" "$out/serve-rate-$rate.txt"
 done
-curl -s localhost:8000/metrics > "$out/metrics.txt"
+curl -s localhost:$port/metrics > "$out/metrics.txt"
 kill $server; wait $server 2>/dev/null
 if [ "${SWEEP:-1}" = 1 ]; then
   timeout 600 $bin/zinfer-bench sweep --model "$model" --device cuda --gpu "$gpu" --repeat 5 --out-dir "$out/sweep" \
