@@ -29,7 +29,7 @@ namespace zinfer::protocol {
 
 inline constexpr uint16_t kVersionMajor = 1;
 // 1.1: TokenDeltaBatch (type 16).
-inline constexpr uint16_t kVersionMinor = 1;
+inline constexpr uint16_t kVersionMinor = 2;
 
 const char* to_string(MessageType type);
 bool is_known(MessageType type);

@@ -225,7 +225,7 @@ struct SeqWork {
   bool use_last_sampled = false;
   int32_t num_tokens = 0;        // == token_ids.size(), or 1 with use_last_sampled
   int32_t start_pos = 0;
-  std::vector<int32_t> block_table;  // physical block of each logical block of this sequence
+  std::vector<int32_t> block_table;  // physical blocks of logical blocks block_table_start, ...
   bool sample = false;           // sample a token after the last of these tokens
   float temperature = 1.0f;
   float top_p = 1.0f;
@@ -233,8 +233,12 @@ struct SeqWork {
   int64_t seed = -1;             // with a seed, the n-th sampled token uses (seed, n)
   int32_t sample_index = 0;      // how many tokens this sequence sampled before
   int32_t top_logprobs = 0;
+  // block_table holds the entries from this index on; the executor keeps entries [0, start) from
+  // the sequence's earlier work (protocol 1.2). 0 = the whole table, what a scheduler that keeps
+  // no record of what it sent always gives. A decode step that adds no block sends no entry.
+  int32_t block_table_start = 0;
   MSGPACK_DEFINE(seq_id, token_ids, use_last_sampled, num_tokens, start_pos, block_table,
-                     sample, temperature, top_p, top_k, seed, sample_index, top_logprobs);
+                 sample, temperature, top_p, top_k, seed, sample_index, top_logprobs, block_table_start);
 };
 
 struct BlockCopy {

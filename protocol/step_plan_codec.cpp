@@ -4,7 +4,7 @@
 namespace zinfer::protocol {
 
 void write_payload(WireWriter& w, const SeqWork& s) {
-  w.array_header(13);
+  w.array_header(14);
   w.integer(s.seq_id);
   w.int_array(s.token_ids);
   w.boolean(s.use_last_sampled);
@@ -18,6 +18,7 @@ void write_payload(WireWriter& w, const SeqWork& s) {
   w.integer(s.seed);
   w.integer(s.sample_index);
   w.integer(s.top_logprobs);
+  w.integer(s.block_table_start);
 }
 
 void read_payload(WireReader& r, SeqWork& s) {
@@ -57,6 +58,9 @@ void read_payload(WireReader& r, SeqWork& s) {
     s.sample_index = r.read_int<int32_t>();
     if (!next("top_logprobs")) return;
     s.top_logprobs = r.read_int<int32_t>();
+    if (!next("block_table_start")) return;
+    s.block_table_start = r.read_int<int32_t>();
+    if (s.block_table_start < 0) throw ProtocolError(DecodeErrorKind::kWrongPayload, "negative block_table_start");
     field = "(a field of a newer version)";
     for (; i < n; ++i) r.skip();
   } catch (const ProtocolError& e) {

@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
 #include "runtime/context.h"
 #include "runtime/logging.h"
@@ -109,6 +110,9 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
               backend->name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
               geo.num_gpu_blocks, geo.block_size, int64_t(geo.num_gpu_blocks) * geo.block_size, geo.num_cpu_blocks);
 
+    // Each sequence's whole block table, rebuilt from the deltas plans carry
+    // (protocol/block_table_delta.h); the backend gets whole tables.
+    protocol::BlockTableMirror tables;
     runtime::Loop loop(&pipe);
     loop.on(router, [&](zmq::socket_t& s) {
       for (int i = 0; i < 16; ++i) {
@@ -126,6 +130,7 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
             protocol::StepResult result;
             auto start = std::chrono::steady_clock::now();
             try {
+              tables.expand(plan);
               result = to_step_result(step_id, backend->step(to_batch_input(std::move(plan))));
             } catch (const std::exception& e) {
               log->error("step {} failed: {}", step_id, e.what());

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "actors/scheduler/scheduler_core.h"
+#include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
 #include "runtime/context.h"
 #include "runtime/logging.h"
@@ -111,8 +112,14 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
       if (!batch.deltas.empty()) runtime::send_message(to_detok, batch);
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
     };
+    // Plans leave with block-table deltas: the executor keeps each sequence's table
+    // (protocol/block_table_delta.h).
+    protocol::BlockTableSender tables;
     auto pump = [&] {
-      while (auto plan = core.schedule()) runtime::send_message(executor, *plan);
+      while (auto plan = core.schedule()) {
+        tables.compress(*plan);
+        runtime::send_message(executor, *plan);
+      }
     };
 
     runtime::Loop loop(&pipe);
@@ -152,6 +159,8 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
             // keeps going.
             auto err = f.as<protocol::ErrorReply>();
             log->error("the executor refused a plan: {}", err.message);
+            // Its block-table mirror missed that plan's deltas: whole tables from now on.
+            tables.reset();
             if (core.num_in_flight() > 0) {
               protocol::StepResult failed;
               failed.step_id = core.oldest_in_flight_step();
@@ -161,7 +170,10 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
             continue;
           }
           auto result = f.as<protocol::StepResult>();
-          if (!result.error.empty()) log->error("step {} failed: {}", result.step_id, result.error);
+          if (!result.error.empty()) {
+            log->error("step {} failed: {}", result.step_id, result.error);
+            tables.reset();  // the failed step may have left the executor's tables half updated
+          }
           send_output(core.postprocess(result));
         } catch (const protocol::ProtocolError& e) {
           log->error("bad frame from the executor: {}", e.what());

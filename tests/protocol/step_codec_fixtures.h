@@ -80,6 +80,7 @@ inline SeqWork make_seq_work(std::mt19937& rng, size_t table_len) {
   s.seed = odd_int(rng);
   s.sample_index = odd_int32(rng);
   s.top_logprobs = static_cast<int32_t>(rng() % 21);
+  s.block_table_start = static_cast<int32_t>(rng() % 3 == 0 ? rng() % 200 : 0);
   return s;
 }
 
@@ -173,6 +174,7 @@ inline void expect_same(const SeqWork& a, const SeqWork& b) {
   EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.sample_index, b.sample_index);
   EXPECT_EQ(a.top_logprobs, b.top_logprobs);
+  EXPECT_EQ(a.block_table_start, b.block_table_start);
 }
 
 inline void expect_same(const std::vector<BlockCopy>& a, const std::vector<BlockCopy>& b) {

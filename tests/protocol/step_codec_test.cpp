@@ -84,7 +84,7 @@ TEST(StepCodec, PlanMapWithUnknownAndMissingKeysAndRecordsOfOtherVersions) {
   pk.pack(false);
   pk.pack(3);
   pk.pack(-7);
-  pk.pack_array(15);  // newer: all 13 fields and two more
+  pk.pack_array(16);  // newer: all 14 fields and two more
   pk.pack(uint64_t{12});
   pk.pack(std::vector<int32_t>{});
   pk.pack(true);
@@ -98,6 +98,7 @@ TEST(StepCodec, PlanMapWithUnknownAndMissingKeysAndRecordsOfOtherVersions) {
   pk.pack(int64_t{-1});
   pk.pack(8);
   pk.pack(2);
+  pk.pack(1);  // block_table_start
   pk.pack(std::string("a new field"));
   pk.pack(std::vector<std::string>{"and", "another"});
   pk.pack(std::string("finished"));
@@ -126,6 +127,8 @@ TEST(StepCodec, PlanMapWithUnknownAndMissingKeysAndRecordsOfOtherVersions) {
     EXPECT_EQ(p.seqs[1].top_k, 40);
     EXPECT_EQ(p.seqs[1].sample_index, 8);
     EXPECT_EQ(p.seqs[1].top_logprobs, 2);
+    EXPECT_EQ(p.seqs[0].block_table_start, 0);
+    EXPECT_EQ(p.seqs[1].block_table_start, 1);
     EXPECT_TRUE(p.swap_out.empty());  // missing keys: defaults
     EXPECT_TRUE(p.copy.empty());
     EXPECT_EQ(p.finished, (std::vector<uint64_t>{9, 10}));

@@ -2,7 +2,7 @@
 // once (one token per sampling sequence), so what is timed is what the scheduler side costs per
 // step: SchedulerCore::schedule(), the msgpack encode + decode of the StepPlan and of the
 // StepResult (both ends of the socket, in one process), postprocess(), and the encode of the
-// RequestStart/TokenDelta messages it emits. No sockets: the transport is measured by
+// RequestStart/TokenDeltaBatch messages it emits. No sockets: the transport is measured by
 // `zinfer-bench runtime`.
 //
 //   zinfer-bench scheduler [--running 1,64,256] [--steps 500] [--prompt-len 128]
@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/scheduler/scheduler_core.h"
+#include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
 #include "tools/bench/commands.h"
 #include "tools/bench/deployment_bench.h"
@@ -87,15 +88,28 @@ protocol::StepResult answer(const protocol::StepPlan& plan) {
   return r;
 }
 
+// The scheduler core and the two ends of its executor socket: plans travel with block-table
+// deltas as in the actors (the sender's compress is timed with the encode, the mirror's expand
+// with the decode).
+struct ControlPlane {
+  explicit ControlPlane(const SchedulerConfig& c) : core(c) {}
+  SchedulerCore core;
+  protocol::BlockTableSender sender;
+  protocol::BlockTableMirror mirror;
+};
+
 // One step through the whole control plane. Returns false when there was nothing to plan.
-bool run_step(SchedulerCore& core, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr) {
+bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr) {
+  SchedulerCore& core = cp.core;
   auto t0 = Clock::now();
   auto plan = core.schedule();
   auto t1 = Clock::now();
   if (!plan) return false;
+  cp.sender.compress(*plan);
   std::string plan_wire = protocol::encode(*plan);
   auto t2 = Clock::now();
   auto received = protocol::decode<protocol::StepPlan>(plan_wire);
+  cp.mirror.expand(received);
   auto t3 = Clock::now();
   protocol::StepResult result = answer(received);  // the executor: not control plane
   auto t4 = Clock::now();
@@ -107,7 +121,11 @@ bool run_step(SchedulerCore& core, StepPhases& ph, size_t* plan_seqs = nullptr, 
   auto t7 = Clock::now();
   size_t emitted = 0;
   for (const auto& s : out.starts) emitted += protocol::encode(s).size();
-  for (const auto& d : out.deltas) emitted += protocol::encode(d).size();
+  if (!out.deltas.empty()) {  // one TokenDeltaBatch per step, as the scheduler actor sends them
+    protocol::TokenDeltaBatch batch;
+    batch.deltas = std::move(out.deltas);
+    emitted += protocol::encode(batch).size();
+  }
   auto t8 = Clock::now();
   ph.schedule = ns_between(t0, t1);
   ph.encode_plan = ns_between(t1, t2);
@@ -135,16 +153,17 @@ nlohmann::json bench_running(int running, const SchedulerBenchOptions& o) {
   c.max_model_len = o.prompt_len + max_tokens + 16;
   c.num_device_blocks = running * ((c.max_model_len + 15) / 16) + 16;
   c.max_plans_in_flight = 1;
-  SchedulerCore core(c);
+  ControlPlane cp(c);
+  SchedulerCore& core = cp.core;
   for (int i = 0; i < running; ++i) core.add_request(synthetic_request(static_cast<uint64_t>(i + 1), o.prompt_len, max_tokens));
   StepPhases ph;
-  for (int i = 0; i < warm; ++i) run_step(core, ph);
+  for (int i = 0; i < warm; ++i) run_step(cp, ph);
   std::vector<StepPhases> samples;
   samples.reserve(o.steps);
   size_t bytes_total = 0;
   for (int i = 0; i < o.steps; ++i) {
     size_t seqs = 0, bytes = 0;
-    if (!run_step(core, ph, &seqs, &bytes)) throw std::runtime_error("scheduler bench: no plan while timing");
+    if (!run_step(cp, ph, &seqs, &bytes)) throw std::runtime_error("scheduler bench: no plan while timing");
     if (seqs != static_cast<size_t>(running)) {
       throw std::runtime_error("scheduler bench: a timed step ran " + std::to_string(seqs) + " sequences, not " +
                                std::to_string(running));
@@ -185,7 +204,8 @@ nlohmann::json bench_queued(const SchedulerBenchOptions& o) {
   c.max_model_len = o.queued_prompt_len + o.queued_max_tokens + 16;
   c.num_device_blocks = 256 * ((c.max_model_len + 15) / 16) + 64;
   c.max_plans_in_flight = 1;
-  SchedulerCore core(c);
+  ControlPlane cp(c);
+  SchedulerCore& core = cp.core;
   auto a0 = Clock::now();
   for (int i = 0; i < o.queued; ++i) {
     core.add_request(synthetic_request(static_cast<uint64_t>(i + 1), o.queued_prompt_len, o.queued_max_tokens));
@@ -196,7 +216,7 @@ nlohmann::json bench_queued(const SchedulerBenchOptions& o) {
   double deep_seconds = 0;
   const int64_t deep_steps = 1000;
   auto r0 = Clock::now();
-  while (run_step(core, ph)) {
+  while (run_step(cp, ph)) {
     if (++steps == deep_steps) deep_seconds = ns_between(r0, Clock::now()) / 1e9;
   }
   const double seconds = ns_between(r0, Clock::now()) / 1e9;

@@ -1,0 +1,49 @@
+// Block-table deltas over the scheduler -> executor socket (SeqWork.block_table_start, protocol
+// 1.2). A sequence's block table changes rarely (one new block every block_size tokens; all of it
+// after a preemption or swap-in; one entry on copy-on-write) but a plan used to carry all of it on
+// every step: at 256 sequences of 2,000 tokens that was ~100 KB per step, most of the plan's
+// encode, decode and ipc copy. The two ends below keep the tables in step:
+//
+//   scheduler side  BlockTableSender::compress(plan)  before encoding: each SeqWork keeps only the
+//                   entries after the longest prefix the executor already has.
+//   executor side   BlockTableMirror::expand(plan)     after decoding: each SeqWork gets its whole
+//                   table back, from the executor's copy plus the entries sent.
+//
+// Both forget a sequence when it appears in plan.finished. Plans reach the executor in the order
+// they were compressed (one socket), so the two copies agree as long as every compressed plan is
+// expanded. When that is in doubt (the executor refused a frame), the sender's reset() makes the
+// next plans carry whole tables again, which any mirror accepts (start 0 replaces the table).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/messages.h"
+
+namespace zinfer::protocol {
+
+class BlockTableSender {
+ public:
+  // Rewrites each SeqWork's whole block_table (block_table_start 0, as SchedulerCore plans it)
+  // into the delta against what earlier plans sent.
+  void compress(StepPlan& plan);
+  void reset() { sent_.clear(); }
+  size_t tracked() const { return sent_.size(); }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<int32_t>> sent_;  // seq_id -> table the executor has
+};
+
+class BlockTableMirror {
+ public:
+  // Rewrites each SeqWork's delta into the whole table (block_table_start 0). Throws
+  // std::invalid_argument naming the sequence when a delta starts beyond the table it extends.
+  void expand(StepPlan& plan);
+  size_t tracked() const { return tables_.size(); }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<int32_t>> tables_;  // seq_id -> its whole table
+};
+
+}  // namespace zinfer::protocol
