@@ -13,6 +13,7 @@
 
 #include <concepts>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/messages.h"
@@ -71,6 +72,61 @@ void read_records(WireReader& r, std::vector<T>& records) {
     for (; i < n; ++i) read_payload(r, records[i]);
   } catch (const ProtocolError& e) {
     throw e.within("[" + std::to_string(i) + "]");
+  }
+}
+
+// The reading skeleton of a fixed-array record (SeqWork, BlockCopy, SeqOutput, TokenDelta):
+// `read_fields(fields)` reads the fields in declaration order, each behind
+// `if (!fields.next("name")) return;` (an older peer's record ends early: the rest keep their
+// defaults); what a newer peer appended is skipped afterwards. An error names the field.
+class ArrayFields {
+ public:
+  explicit ArrayFields(uint32_t count) : count_(count) {}
+  bool next(const char* name) {
+    field_ = name;
+    return read_++ < count_;
+  }
+  void skip_rest(WireReader& r) {
+    field_ = "(a field of a newer version)";
+    for (; read_ < count_; ++read_) r.skip();
+  }
+  const char* field() const { return field_; }
+
+ private:
+  uint32_t count_;
+  uint32_t read_ = 0;
+  const char* field_ = "";
+};
+
+// Inlined with the caller's lambda so that the field cursor stays in registers: a step's plan
+// reads this for every one of its sequences.
+template <class ReadFields>
+[[gnu::always_inline]] inline void read_array_record(WireReader& r, ReadFields&& read_fields) {
+  ArrayFields fields(r.read_array_header());
+  try {
+    read_fields(fields);
+    fields.skip_rest(r);
+  } catch (const ProtocolError& e) {
+    throw e.within(fields.field());
+  }
+}
+
+// The reading skeleton of a map record (StepPlan, StepResult, TopLogprob, TokenDeltaBatch):
+// `read_field(key)` reads the value of a key it knows and returns true; a key it does not know (a
+// newer minor version's) is skipped, a missing one keeps its default. An error names the key.
+template <class ReadField>
+void read_map_record(WireReader& r, ReadField&& read_field) {
+  const uint32_t n = r.read_map_header();
+  std::string_view key;
+  try {
+    for (uint32_t i = 0; i < n; ++i) {
+      key = {};
+      key = r.read_key();
+      if (!read_field(key)) r.skip();
+    }
+  } catch (const ProtocolError& e) {
+    if (key.empty()) throw;
+    throw e.within(key);
   }
 }
 

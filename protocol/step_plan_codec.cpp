@@ -22,50 +22,37 @@ void write_payload(WireWriter& w, const SeqWork& s) {
 }
 
 void read_payload(WireReader& r, SeqWork& s) {
-  const uint32_t n = r.read_array_header();
-  uint32_t i = 0;
-  const char* field = "";
-  // Fields in declaration order; a record from an older peer ends early (the rest keep their
-  // defaults), one from a newer peer has more (skipped below).
-  auto next = [&](const char* name) {
-    field = name;
-    return i++ < n;
-  };
-  try {
-    if (!next("seq_id")) return;
+  read_array_record(r, [&](ArrayFields& f) {
+    if (!f.next("seq_id")) return;
     s.seq_id = r.read_int<uint64_t>();
-    if (!next("token_ids")) return;
+    if (!f.next("token_ids")) return;
     r.read_int_array(s.token_ids);
-    if (!next("use_last_sampled")) return;
+    if (!f.next("use_last_sampled")) return;
     s.use_last_sampled = r.read_bool();
-    if (!next("num_tokens")) return;
+    if (!f.next("num_tokens")) return;
     s.num_tokens = r.read_int<int32_t>();
-    if (!next("start_pos")) return;
+    if (!f.next("start_pos")) return;
     s.start_pos = r.read_int<int32_t>();
-    if (!next("block_table")) return;
+    if (!f.next("block_table")) return;
     r.read_int_array(s.block_table);
-    if (!next("sample")) return;
+    if (!f.next("sample")) return;
     s.sample = r.read_bool();
-    if (!next("temperature")) return;
+    if (!f.next("temperature")) return;
     s.temperature = r.read_float();
-    if (!next("top_p")) return;
+    if (!f.next("top_p")) return;
     s.top_p = r.read_float();
-    if (!next("top_k")) return;
+    if (!f.next("top_k")) return;
     s.top_k = r.read_int<int32_t>();
-    if (!next("seed")) return;
+    if (!f.next("seed")) return;
     s.seed = r.read_int<int64_t>();
-    if (!next("sample_index")) return;
+    if (!f.next("sample_index")) return;
     s.sample_index = r.read_int<int32_t>();
-    if (!next("top_logprobs")) return;
+    if (!f.next("top_logprobs")) return;
     s.top_logprobs = r.read_int<int32_t>();
-    if (!next("block_table_start")) return;
+    if (!f.next("block_table_start")) return;
     s.block_table_start = r.read_int<int32_t>();
     if (s.block_table_start < 0) throw ProtocolError(DecodeErrorKind::kWrongPayload, "negative block_table_start");
-    field = "(a field of a newer version)";
-    for (; i < n; ++i) r.skip();
-  } catch (const ProtocolError& e) {
-    throw e.within(field);
-  }
+  });
 }
 
 void write_payload(WireWriter& w, const BlockCopy& c) {
@@ -75,17 +62,12 @@ void write_payload(WireWriter& w, const BlockCopy& c) {
 }
 
 void read_payload(WireReader& r, BlockCopy& c) {
-  const uint32_t n = r.read_array_header();
-  const char* field = "src";
-  try {
-    if (n > 0) c.src = r.read_int<int32_t>();
-    field = "dst";
-    if (n > 1) c.dst = r.read_int<int32_t>();
-    field = "(a field of a newer version)";
-    for (uint32_t i = 2; i < n; ++i) r.skip();
-  } catch (const ProtocolError& e) {
-    throw e.within(field);
-  }
+  read_array_record(r, [&](ArrayFields& f) {
+    if (!f.next("src")) return;
+    c.src = r.read_int<int32_t>();
+    if (!f.next("dst")) return;
+    c.dst = r.read_int<int32_t>();
+  });
 }
 
 void write_payload(WireWriter& w, const StepPlan& p) {
@@ -105,32 +87,33 @@ void write_payload(WireWriter& w, const StepPlan& p) {
 }
 
 void read_payload(WireReader& r, StepPlan& p) {
-  const uint32_t n = r.read_map_header();
-  std::string_view key;
-  try {
-    for (uint32_t i = 0; i < n; ++i) {
-      key = {};
-      key = r.read_key();
-      if (key == "step_id") {
-        p.step_id = r.read_int<uint64_t>();
-      } else if (key == "seqs") {
-        read_records(r, p.seqs);
-      } else if (key == "swap_out") {
-        read_records(r, p.swap_out);
-      } else if (key == "swap_in") {
-        read_records(r, p.swap_in);
-      } else if (key == "copy") {
-        read_records(r, p.copy);
-      } else if (key == "finished") {
-        r.read_int_array(p.finished);
-      } else {
-        r.skip();  // a field of a newer minor version
-      }
+  read_map_record(r, [&](std::string_view key) {
+    if (key == "step_id") {
+      p.step_id = r.read_int<uint64_t>();
+      return true;
     }
-  } catch (const ProtocolError& e) {
-    if (key.empty()) throw;
-    throw e.within(key);
-  }
+    if (key == "seqs") {
+      read_records(r, p.seqs);
+      return true;
+    }
+    if (key == "swap_out") {
+      read_records(r, p.swap_out);
+      return true;
+    }
+    if (key == "swap_in") {
+      read_records(r, p.swap_in);
+      return true;
+    }
+    if (key == "copy") {
+      read_records(r, p.copy);
+      return true;
+    }
+    if (key == "finished") {
+      r.read_int_array(p.finished);
+      return true;
+    }
+    return false;
+  });
 }
 
 size_t payload_size_hint(const StepPlan& p) {

@@ -12,24 +12,17 @@ void write_payload(WireWriter& w, const TopLogprob& t) {
 }
 
 void read_payload(WireReader& r, TopLogprob& t) {
-  const uint32_t n = r.read_map_header();
-  std::string_view key;
-  try {
-    for (uint32_t i = 0; i < n; ++i) {
-      key = {};
-      key = r.read_key();
-      if (key == "token") {
-        t.token = r.read_int<int32_t>();
-      } else if (key == "logprob") {
-        t.logprob = r.read_float();
-      } else {
-        r.skip();
-      }
+  read_map_record(r, [&](std::string_view key) {
+    if (key == "token") {
+      t.token = r.read_int<int32_t>();
+      return true;
     }
-  } catch (const ProtocolError& e) {
-    if (key.empty()) throw;
-    throw e.within(key);
-  }
+    if (key == "logprob") {
+      t.logprob = r.read_float();
+      return true;
+    }
+    return false;
+  });
 }
 
 void write_payload(WireWriter& w, const SeqOutput& o) {
@@ -41,21 +34,16 @@ void write_payload(WireWriter& w, const SeqOutput& o) {
 }
 
 void read_payload(WireReader& r, SeqOutput& o) {
-  const uint32_t n = r.read_array_header();
-  const char* field = "seq_id";
-  try {
-    if (n > 0) o.seq_id = r.read_int<uint64_t>();
-    field = "token";
-    if (n > 1) o.token = r.read_int<int32_t>();
-    field = "logprob";
-    if (n > 2) o.logprob = r.read_float();
-    field = "top_logprobs";
-    if (n > 3) read_records(r, o.top_logprobs);
-    field = "(a field of a newer version)";
-    for (uint32_t i = 4; i < n; ++i) r.skip();
-  } catch (const ProtocolError& e) {
-    throw e.within(field);
-  }
+  read_array_record(r, [&](ArrayFields& f) {
+    if (!f.next("seq_id")) return;
+    o.seq_id = r.read_int<uint64_t>();
+    if (!f.next("token")) return;
+    o.token = r.read_int<int32_t>();
+    if (!f.next("logprob")) return;
+    o.logprob = r.read_float();
+    if (!f.next("top_logprobs")) return;
+    read_records(r, o.top_logprobs);
+  });
 }
 
 void write_payload(WireWriter& w, const StepResult& s) {
@@ -71,28 +59,25 @@ void write_payload(WireWriter& w, const StepResult& s) {
 }
 
 void read_payload(WireReader& r, StepResult& s) {
-  const uint32_t n = r.read_map_header();
-  std::string_view key;
-  try {
-    for (uint32_t i = 0; i < n; ++i) {
-      key = {};
-      key = r.read_key();
-      if (key == "step_id") {
-        s.step_id = r.read_int<uint64_t>();
-      } else if (key == "outputs") {
-        read_records(r, s.outputs);
-      } else if (key == "forward_us") {
-        s.forward_us = r.read_int<int64_t>();
-      } else if (key == "error") {
-        s.error = r.read_str();
-      } else {
-        r.skip();  // a field of a newer minor version
-      }
+  read_map_record(r, [&](std::string_view key) {
+    if (key == "step_id") {
+      s.step_id = r.read_int<uint64_t>();
+      return true;
     }
-  } catch (const ProtocolError& e) {
-    if (key.empty()) throw;
-    throw e.within(key);
-  }
+    if (key == "outputs") {
+      read_records(r, s.outputs);
+      return true;
+    }
+    if (key == "forward_us") {
+      s.forward_us = r.read_int<int64_t>();
+      return true;
+    }
+    if (key == "error") {
+      s.error = r.read_str();
+      return true;
+    }
+    return false;
+  });
 }
 
 size_t payload_size_hint(const StepResult& s) {

@@ -18,23 +18,16 @@ void write_payload(WireWriter& w, const TokenDelta& d) {
 }
 
 void read_payload(WireReader& r, TokenDelta& d) {
-  const uint32_t n = r.read_array_header();
-  uint32_t i = 0;
-  const char* field = "";
-  auto next = [&](const char* name) {
-    field = name;
-    return i++ < n;
-  };
-  try {
-    if (!next("request_id")) return;
+  read_array_record(r, [&](ArrayFields& f) {
+    if (!f.next("request_id")) return;
     d.request_id = r.read_int<uint64_t>();
-    if (!next("index")) return;
+    if (!f.next("index")) return;
     d.index = r.read_int<int32_t>();
-    if (!next("token_ids")) return;
+    if (!f.next("token_ids")) return;
     r.read_int_array(d.token_ids);
-    if (!next("logprobs")) return;
+    if (!f.next("logprobs")) return;
     r.read_float_array(d.logprobs);
-    if (!next("top_logprobs")) return;
+    if (!f.next("top_logprobs")) return;
     {
       const uint32_t tokens = r.read_array_header();
       d.top_logprobs.clear();
@@ -47,19 +40,15 @@ void read_payload(WireReader& r, TokenDelta& d) {
         }
       }
     }
-    if (!next("finish_reason")) return;
+    if (!f.next("finish_reason")) return;
     d.finish_reason = r.read_str();
-    if (!next("prompt_tokens")) return;
+    if (!f.next("prompt_tokens")) return;
     d.prompt_tokens = r.read_int<int32_t>();
-    if (!next("completion_tokens")) return;
+    if (!f.next("completion_tokens")) return;
     d.completion_tokens = r.read_int<int32_t>();
-    if (!next("cached_tokens")) return;
+    if (!f.next("cached_tokens")) return;
     d.cached_tokens = r.read_int<int32_t>();
-    field = "(a field of a newer version)";
-    for (; i < n; ++i) r.skip();
-  } catch (const ProtocolError& e) {
-    throw e.within(field);
-  }
+  });
 }
 
 void write_payload(WireWriter& w, const TokenDeltaBatch& b) {
@@ -69,22 +58,13 @@ void write_payload(WireWriter& w, const TokenDeltaBatch& b) {
 }
 
 void read_payload(WireReader& r, TokenDeltaBatch& b) {
-  const uint32_t n = r.read_map_header();
-  std::string_view key;
-  try {
-    for (uint32_t i = 0; i < n; ++i) {
-      key = {};
-      key = r.read_key();
-      if (key == "deltas") {
-        read_records(r, b.deltas);
-      } else {
-        r.skip();  // a field of a newer minor version
-      }
+  read_map_record(r, [&](std::string_view key) {
+    if (key == "deltas") {
+      read_records(r, b.deltas);
+      return true;
     }
-  } catch (const ProtocolError& e) {
-    if (key.empty()) throw;
-    throw e.within(key);
-  }
+    return false;
+  });
 }
 
 size_t payload_size_hint(const TokenDelta& d) {
