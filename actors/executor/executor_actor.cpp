@@ -1,7 +1,6 @@
 #include "actors/executor/executor_actor.h"
 
 #include <chrono>
-#include <type_traits>
 #include <utility>
 
 #include "protocol/block_table_delta.h"
@@ -35,30 +34,18 @@ int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelC
   return static_cast<int32_t>(model.max_position_embeddings);
 }
 
-namespace {
-
-// Both overloads of to_batch_input: `Plan` is a const or non-const StepPlan; the per-sequence
-// vectors are moved out of a plan given as an rvalue (the decoded plan is not needed after).
-template <class Plan>
-gpu::BatchInput make_batch_input(Plan& plan) {
-  constexpr bool kMove = !std::is_const_v<Plan>;
-  auto take = [](auto& v) -> decltype(auto) {
-    if constexpr (kMove) {
-      return std::move(v);
-    } else {
-      return static_cast<const std::remove_reference_t<decltype(v)>&>(v);
-    }
-  };
+// The per-sequence vectors are moved out of the plan: the decoded plan is not needed after.
+gpu::BatchInput to_batch_input(protocol::StepPlan&& plan) {
   gpu::BatchInput b;
   b.seqs.reserve(plan.seqs.size());
   for (auto& w : plan.seqs) {
     gpu::SequenceInput s;
     s.seq_id = w.seq_id;
     s.num_tokens = w.use_last_sampled ? 1 : static_cast<int32_t>(w.token_ids.size());
-    s.token_ids = take(w.token_ids);
+    s.token_ids = std::move(w.token_ids);
     s.use_last_sampled = w.use_last_sampled;
     s.start_pos = w.start_pos;
-    s.block_table = take(w.block_table);
+    s.block_table = std::move(w.block_table);
     s.sample = w.sample;
     s.sampling.temperature = w.temperature;
     s.sampling.top_p = w.top_p;
@@ -71,15 +58,9 @@ gpu::BatchInput make_batch_input(Plan& plan) {
   for (auto& c : plan.swap_out) b.swap_out.emplace_back(c.src, c.dst);
   for (auto& c : plan.swap_in) b.swap_in.emplace_back(c.src, c.dst);
   for (auto& c : plan.copy) b.copy.emplace_back(c.src, c.dst);
-  b.finished = take(plan.finished);
+  b.finished = std::move(plan.finished);
   return b;
 }
-
-}  // namespace
-
-gpu::BatchInput to_batch_input(const protocol::StepPlan& plan) { return make_batch_input(plan); }
-
-gpu::BatchInput to_batch_input(protocol::StepPlan&& plan) { return make_batch_input(plan); }
 
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled) {
   protocol::StepResult r;

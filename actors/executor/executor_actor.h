@@ -17,9 +17,8 @@ runtime::ActorBody executor_actor(const runtime::Config& config);
 // The backend options a config asks for (shared with tools that build a backend directly).
 gpu::BackendOptions backend_options(const runtime::Config& config);
 
-// Translation between the protocol and the backend. The rvalue overload moves the token ids,
-// block tables and finished list out of the plan instead of copying them.
-gpu::BatchInput to_batch_input(const protocol::StepPlan& plan);
+// Translation between the protocol and the backend. to_batch_input moves the token ids, block
+// tables and finished list out of the plan instead of copying them.
 gpu::BatchInput to_batch_input(protocol::StepPlan&& plan);
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled);
 
