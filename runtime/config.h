@@ -37,6 +37,7 @@ struct SchedulerConfig {
   std::string preemption = "recompute"; // recompute | swap
   int64_t max_num_seqs = 64;
   int64_t max_num_batched_tokens = 2048;
+  int64_t max_plans_in_flight = 2;      // steps planned ahead of the executor's results
 };
 
 struct CacheConfig {

@@ -76,6 +76,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
     scheduler::SchedulerConfig sc;
     sc.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
     sc.max_num_seqs = static_cast<int32_t>(config.scheduler.max_num_seqs);
+    sc.max_plans_in_flight = static_cast<int32_t>(config.scheduler.max_plans_in_flight);
     sc.max_model_len = info.max_model_len;
     sc.block_size = info.block_size;
     sc.num_device_blocks = info.num_gpu_blocks;

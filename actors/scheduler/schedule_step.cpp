@@ -180,8 +180,9 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
   w.start_pos = s.num_computed;
   w.num_tokens = num_new;
   if (s.num_pending > 0) {
-    // Only the token in flight is left to feed: the executor has it on the device.
-    if (num_new != 1 || s.num_computed != known) {
+    // Only the newest token in flight is left to feed: the executor has it on the device (the
+    // older ones in flight are fed by the plans before this one).
+    if (num_new != 1 || s.num_computed != s.total_len() - 1) {
       throw std::logic_error("scheduler: sequence " + std::to_string(s.seq_id) + " would feed an unknown token");
     }
     w.use_last_sampled = true;

@@ -24,8 +24,9 @@ void SchedulerConfig::validate() const {
   require(block_size >= 1, "block_size must be >= 1, got " + std::to_string(block_size));
   require(num_device_blocks >= 1, "num_device_blocks must be >= 1, got " + std::to_string(num_device_blocks));
   require(num_host_blocks >= 0, "num_host_blocks must be >= 0, got " + std::to_string(num_host_blocks));
-  require(max_plans_in_flight == 1 || max_plans_in_flight == 2,
-          "max_plans_in_flight must be 1 or 2, got " + std::to_string(max_plans_in_flight));
+  require(max_plans_in_flight >= 1 && max_plans_in_flight <= kMaxPlansInFlight,
+          "max_plans_in_flight must be 1 to " + std::to_string(kMaxPlansInFlight) + ", got " +
+              std::to_string(max_plans_in_flight));
 }
 
 kv::KvConfig SchedulerConfig::kv_config() const {

@@ -20,6 +20,11 @@ enum class PreemptionMode {
 PreemptionMode parse_preemption_mode(std::string_view name);
 const char* to_string(PreemptionMode mode);
 
+// Plans the scheduler may have unanswered at once. 2 hides the control plane behind a GPU step;
+// more hide a slow link to the executor (processes over ipc, a remote scheduler) when steps are
+// short, at the cost of one wasted token per extra plan when a sequence stops.
+constexpr int32_t kMaxPlansInFlight = 8;
+
 struct SchedulerConfig {
   int32_t max_num_batched_tokens = 2048;  // tokens per step (decodes + prefill chunks)
   int32_t max_num_seqs = 256;             // sequences per step
@@ -31,7 +36,7 @@ struct SchedulerConfig {
   std::string policy = "fcfs";            // a name known to make_policy (policies/)
   PreemptionMode preemption = PreemptionMode::kRecompute;
   std::vector<int32_t> eos_token_ids;     // the model's; ignored for requests with ignore_eos
-  int32_t max_plans_in_flight = 2;        // 2 lets step N+1 be planned while step N runs
+  int32_t max_plans_in_flight = 2;        // 1..kMaxPlansInFlight; 2 plans step N+1 while step N runs
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;

@@ -39,7 +39,7 @@ struct Sequence {
   int32_t index = 0;                  // which of the request's n samples
   std::vector<int32_t> tokens;        // prompt + generated tokens known so far
   int32_t num_computed = 0;           // positions whose KV a planned step writes (planned = done)
-  int32_t num_pending = 0;            // tokens sampled by a step in flight, not yet known (0 or 1)
+  int32_t num_pending = 0;            // tokens sampled by a step in flight, not yet known (< max_plans_in_flight)
   int64_t seed = -1;
   SeqStatus status = SeqStatus::kWaiting;
   bool preempted = false;

@@ -50,6 +50,18 @@ TEST(StepWindow, ToleratesTwoPlansInFlightAtEachEnd) {
   EXPECT_EQ(r->tokens - 8 * r->steps, 16);
 }
 
+TEST(StepWindow, ToleratesAsManyStepsAsPlansInFlight) {
+  StepWindow deep(8, 10, 4);
+  deep.add(at(0, 8, 100, 768));  // 4 plans in flight: 96 steps of results
+  auto r = deep.add(at(100, 8, 200, 1600));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->tokens - 8 * r->steps, 32);
+  StepWindow shallow(8, 10, 2);  // the same figures are too far apart for 2 plans in flight
+  shallow.add(at(0, 8, 100, 768));
+  EXPECT_FALSE(shallow.add(at(100, 8, 200, 1600)));
+  EXPECT_EQ(shallow.windows_dropped(), 1);
+}
+
 TEST(StepWindow, AWindowThatHeldPrefillStepsStartsAgain) {
   StepWindow w(4, 10);
   w.add(at(0, 4, 5, 2));                    // all admitted, prefill not done

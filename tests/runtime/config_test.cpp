@@ -26,12 +26,13 @@ TEST(Config, DefaultsWithoutAFile) {
 }
 
 TEST(Config, ReadsValues) {
-  Config c = parse_config("[scheduler]\npolicy = \"priority\"\nmax_num_seqs = 8\n"
+  Config c = parse_config("[scheduler]\npolicy = \"priority\"\nmax_num_seqs = 8\nmax_plans_in_flight = 4\n"
                           "[cache]\ngpu_memory_utilization = 0.5\nenable_prefix_caching = false\n"
                           "[endpoints]\nexecutor = \"ipc:///tmp/x\"\n",
                           "t.toml");
   EXPECT_EQ(c.scheduler.policy, "priority");
   EXPECT_EQ(c.scheduler.max_num_seqs, 8);
+  EXPECT_EQ(c.scheduler.max_plans_in_flight, 4);
   EXPECT_DOUBLE_EQ(c.cache.gpu_memory_utilization, 0.5);
   EXPECT_FALSE(c.cache.enable_prefix_caching);
   EXPECT_EQ(c.endpoints.executor, "ipc:///tmp/x");
@@ -63,6 +64,8 @@ TEST(Config, OutOfRangeNamesKeyAndLine) {
   e = error_of("[scheduler]\npolicy = \"lottery\"\n");
   EXPECT_NE(e.find("scheduler.policy"), std::string::npos) << e;
   EXPECT_NE(e.find("fcfs"), std::string::npos) << e;
+  e = error_of("[scheduler]\nmax_plans_in_flight = 9\n");
+  EXPECT_NE(e.find("scheduler.max_plans_in_flight"), std::string::npos) << e;
   e = error_of("[endpoints]\nscheduler = \"http://x\"\n");
   EXPECT_NE(e.find("endpoints.scheduler"), std::string::npos) << e;
 }

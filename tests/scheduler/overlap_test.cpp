@@ -51,7 +51,7 @@ TEST(Overlap, SameTokensAsWithoutOverlapIncludingEarlyStops) {
   std::vector<int32_t> eos;
   for (uint64_t id = 2; id <= 10; id += 3) eos.push_back(expected_stream(rs[id - 1], 0, {}, 256, kVocab).at(2));
   std::map<int32_t, Transcript> runs;
-  for (int32_t in_flight : {1, 2}) {
+  for (int32_t in_flight : {1, 2, 4}) {
     auto c = overlap_config(in_flight);
     c.eos_token_ids = eos;
     SchedulerCore core(c);
@@ -64,7 +64,7 @@ TEST(Overlap, SameTokensAsWithoutOverlapIncludingEarlyStops) {
     Transcript extra;
     drive(core, exec, extra);
     EXPECT_EQ(exec.num_tracked_sequences(), 1u) << "finished ids never reached the executor";
-    if (in_flight == 2) {
+    if (in_flight > 1) {
       EXPECT_GT(exec.num_use_last_sampled(), 0);
     }
   }
@@ -73,7 +73,9 @@ TEST(Overlap, SameTokensAsWithoutOverlapIncludingEarlyStops) {
     const auto want = expected_stream(r, 0, eos, 256, kVocab);
     EXPECT_EQ(runs[1].out(r.request_id), want) << "request " << r.request_id;
     EXPECT_EQ(runs[2].out(r.request_id), want) << "request " << r.request_id;
+    EXPECT_EQ(runs[4].out(r.request_id), want) << "request " << r.request_id;
     EXPECT_EQ(runs[1].why(r.request_id), runs[2].why(r.request_id));
+    EXPECT_EQ(runs[1].why(r.request_id), runs[4].why(r.request_id));
     stopped_early += runs[2].why(r.request_id) == "stop";
   }
   EXPECT_GE(stopped_early, 3);
@@ -101,6 +103,52 @@ TEST(Overlap, EosFinishDropsTheNextStepsTokenAndFreesAtOnce) {
   auto p3 = core.schedule();
   ASSERT_TRUE(p3);
   EXPECT_EQ(p3->finished, std::vector<uint64_t>{p1->seqs[0].seq_id});
+}
+
+TEST(Overlap, DeeperPipelineFeedsEachPlanThePreviousPlansToken) {
+  SchedulerCore core(overlap_config(4));
+  const auto r = make_request(1, prompt_of(20, 1), 10);
+  core.add_request(r);
+  std::vector<protocol::StepPlan> plans;
+  for (int i = 0; i < 4; ++i) {
+    auto p = core.schedule();
+    ASSERT_TRUE(p) << "plan " << i;
+    plans.push_back(std::move(*p));
+  }
+  EXPECT_FALSE(core.schedule().has_value()) << "a fifth plan while four are in flight";
+  for (int32_t i = 1; i < 4; ++i) {
+    const auto& w = plans[static_cast<size_t>(i)].seqs.at(0);
+    EXPECT_TRUE(w.use_last_sampled);
+    EXPECT_EQ(w.start_pos, 19 + i);
+    EXPECT_EQ(w.sample_index, i);
+  }
+  EXPECT_EQ(plans[3].seqs[0].block_table.size(), 2u);  // position 22 is in the second block
+  FakeExecutor exec(64, 0, 16, kVocab);
+  Transcript t;
+  for (const auto& p : plans) t.take(core.postprocess(exec.run(p)));
+  const auto want = expected_stream(r, 0, {}, 256, kVocab);
+  EXPECT_EQ(t.out(1), std::vector<int32_t>(want.begin(), want.begin() + 4));
+}
+
+TEST(Overlap, EosWithThreePlansInFlightDropsBothLaterTokens) {
+  auto r = make_request(1, prompt_of(20, 3), 30, /*ignore_eos=*/false);
+  const int32_t eos = expected_stream(r, 0, {}, 256, kVocab).at(0);
+  auto c = overlap_config(3);
+  c.eos_token_ids = {eos};
+  SchedulerCore core(c);
+  core.add_request(r);
+  FakeExecutor exec(64, 0, 16, kVocab);
+  Transcript t;
+  auto p1 = core.schedule();
+  auto p2 = core.schedule();
+  auto p3 = core.schedule();
+  ASSERT_TRUE(p1 && p2 && p3);
+  t.take(core.postprocess(exec.run(*p1)));
+  EXPECT_EQ(t.out(1), std::vector<int32_t>{eos});
+  EXPECT_EQ(core.kv().num_sequences(), 0u);
+  EXPECT_TRUE(core.postprocess(exec.run(*p2)).deltas.empty());
+  EXPECT_TRUE(core.postprocess(exec.run(*p3)).deltas.empty());
+  EXPECT_FALSE(core.has_unfinished());
 }
 
 TEST(Overlap, MaxTokensNeedsNoWastedStep) {

@@ -28,7 +28,7 @@ protocol::TokenizedRequest sampled_request(uint64_t id, int32_t prompt_len, int3
 }
 
 TEST(ParallelSampling, SamplesShareThePromptAndMatchSingleRuns) {
-  for (int32_t in_flight : {1, 2}) {
+  for (int32_t in_flight : {1, 2, 3}) {
     SchedulerCore core(n_config(64, in_flight));
     FakeExecutor exec(64, 0, 16, kVocab);
     Transcript t;

@@ -85,6 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{PreemptionMode::kRecompute, 0, 1, true}, Case{PreemptionMode::kRecompute, 0, 2, true},
                       Case{PreemptionMode::kRecompute, 0, 2, false}, Case{PreemptionMode::kSwap, 64, 1, true},
                       Case{PreemptionMode::kSwap, 64, 2, true}, Case{PreemptionMode::kSwap, 64, 2, false},
+                      Case{PreemptionMode::kRecompute, 0, 4, true}, Case{PreemptionMode::kSwap, 64, 4, true},
                       // A host pool too small for most sequences: swap falls back to recompute.
                       Case{PreemptionMode::kSwap, 2, 2, true}),
     [](const ::testing::TestParamInfo<Case>& info) {

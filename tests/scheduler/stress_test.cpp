@@ -31,7 +31,7 @@ TEST(Stress, RandomWorkloadsMatchTheReference) {
     c.num_host_blocks = pick(0, 3) == 0 ? pick(0, 8) : pick(8, 80);
     c.enable_prefix_caching = pick(0, 3) != 0;
     c.policy = pick(0, 1) ? "fcfs" : "priority";
-    c.max_plans_in_flight = pick(1, 2);
+    c.max_plans_in_flight = pick(1, 4);
     c.eos_token_ids = {3};
     SCOPED_TRACE("seed " + std::to_string(seed) + " policy " + c.policy + " mode " + to_string(c.preemption) +
                  " blocks " + std::to_string(c.num_device_blocks) + "x" + std::to_string(c.block_size) + " host " +

@@ -9,7 +9,7 @@
 //                          [--queued 10000] [--queued-prompt-len 64] [--queued-max-tokens 32]
 //                          [--json]
 //                          [--deployments threads,processes] [--model DIR] [--zinfer PATH]
-//                          [--deployment-repeats 1] [--deployment-timeout 120]
+//                          [--deployment-repeats 1] [--deployment-timeout 120] [--plans-in-flight 2]
 //
 // Part 1, for each count R of --running: R requests are admitted and prefilled (untimed), then
 // --steps decode steps of all R sequences are timed, per phase. Part 2: --queued requests are
@@ -57,6 +57,7 @@ struct SchedulerBenchOptions {
   std::string zinfer_exe;
   double deployment_timeout_s = 120.0;
   int deployment_repeats = 1;
+  int plans_in_flight = 2;
 };
 
 // Nanoseconds spent in each phase of one step.
@@ -248,6 +249,7 @@ void run_scheduler_bench(const SchedulerBenchOptions& o) {
   d.zinfer_exe = o.zinfer_exe;
   d.timeout_s = o.deployment_timeout_s;
   d.repeats = o.deployment_repeats;
+  d.plans_in_flight = o.plans_in_flight;
   if (!d.deployments.empty()) check_deployment_options(d);  // before parts 1 and 2 take their time
   nlohmann::json report;
   report["running"] = nlohmann::json::array();
@@ -308,6 +310,8 @@ void add_scheduler_command(CLI::App& app) {
                   "the zinfer binary that --deployments processes runs (default: next to zinfer-bench)");
   cmd->add_option("--deployment-timeout", opts->deployment_timeout_s,
                   "seconds allowed per deployment and running count (start, admission, window)");
+  cmd->add_option("--plans-in-flight", opts->plans_in_flight,
+                  "[scheduler] max_plans_in_flight of the --deployments actors (1 to 8)");
   cmd->add_option("--deployment-repeats", opts->deployment_repeats,
                   "runs of each deployment per running count, taking turns (the difference uses the medians)");
   cmd->callback([opts] { run_scheduler_bench(*opts); });

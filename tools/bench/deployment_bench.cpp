@@ -121,6 +121,7 @@ std::string config_text(const std::string& deployment, const std::string& endpoi
   t += "max_model_len = " + std::to_string(o.prompt_len + sizing.max_tokens) + "\n";
   t += "[scheduler]\nmax_num_seqs = " + std::to_string(running) + "\n";
   t += "max_num_batched_tokens = " + std::to_string(std::max(2048, running)) + "\n";
+  t += "max_plans_in_flight = " + std::to_string(o.plans_in_flight) + "\n";
   t += "[cache]\nblock_size = " + std::to_string(kBlockSize) + "\n";
   t += "num_gpu_blocks = " + std::to_string(sizing.num_gpu_blocks) + "\nnum_cpu_blocks = 64\n";
   t += "[endpoints]\n";
@@ -180,7 +181,7 @@ nlohmann::json run_one(const std::string& deployment, int running, const Deploym
   bool admitted = false;
   int64_t detok_messages = 0, detok_bytes = 0;
   std::optional<protocol::Stats> last;
-  StepWindow window(running, o.steps);
+  StepWindow window(running, o.steps, o.plans_in_flight);
   zmq::pollitem_t items[] = {{gateway.handle(), 0, ZMQ_POLLIN, 0}, {detok.handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
     InterruptGuard::check();
@@ -268,6 +269,9 @@ void check_deployment_options(const DeploymentBenchOptions& o) {
     size_for(r, o.prompt_len, o.steps);
   }
   if (o.repeats < 1) throw std::invalid_argument("scheduler bench: --deployment-repeats must be >= 1");
+  if (o.plans_in_flight < 1 || o.plans_in_flight > 8) {
+    throw std::invalid_argument("scheduler bench: --plans-in-flight must be 1 to 8");
+  }
 }
 
 double median(std::vector<double> v) {
@@ -282,6 +286,7 @@ nlohmann::json bench_deployments(const DeploymentBenchOptions& o) {
   nlohmann::json report;
   report["rows"] = nlohmann::json::array();
   report["differences"] = nlohmann::json::array();
+  report["plans_in_flight"] = o.plans_in_flight;
   if (std::find(o.deployments.begin(), o.deployments.end(), "processes") != o.deployments.end()) {
     report["zinfer"] = zinfer_exe(o);
   }

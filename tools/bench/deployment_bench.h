@@ -24,6 +24,7 @@ struct DeploymentBenchOptions {
   std::string zinfer_exe;                // "" = `zinfer` next to this executable
   double timeout_s = 120.0;              // per deployment and count: start, admission and window
   int repeats = 1;                       // runs of each deployment per count, taking turns
+  int plans_in_flight = 2;               // [scheduler] max_plans_in_flight of both deployments
 };
 
 // One row per run (deployment, R, repeat) under "rows", and for each R measured under both

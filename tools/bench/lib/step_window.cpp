@@ -21,7 +21,7 @@ std::optional<StepWindowResult> StepWindow::add(const StatsSample& sample) {
   const int64_t steps = s.steps - start_->stats.steps;
   if (steps < min_steps_) return std::nullopt;
   const int64_t tokens = s.generation_tokens - start_->stats.generation_tokens;
-  if (std::llabs(tokens - int64_t(running_) * steps) > 2 * int64_t(running_)) {
+  if (std::llabs(tokens - int64_t(running_) * steps) > int64_t(plans_in_flight_) * running_) {
     start_ = sample;
     ++dropped_;
     return std::nullopt;

@@ -3,9 +3,9 @@
 // scheduler already publishes. The window opens at the first Stats with all R requests running
 // and none waiting, and closes at the first Stats at least `min_steps` steps later
 // (Stats.steps counts plans made). Stats.generation_tokens counts results applied: with up to
-// two plans in flight the two differ by at most two steps at either end, so a window whose
-// tokens are not R per step to within that held prefill steps; it is dropped and the next one
-// starts where it ended.
+// P plans in flight the two differ by at most P steps at either end, so a window whose tokens
+// are not R per step to within that held prefill steps; it is dropped and the next one starts
+// where it ended.
 #pragma once
 
 #include <chrono>
@@ -34,7 +34,8 @@ struct StepWindowResult {
 
 class StepWindow {
  public:
-  StepWindow(int32_t running, int64_t min_steps) : running_(running), min_steps_(min_steps) {}
+  StepWindow(int32_t running, int64_t min_steps, int32_t plans_in_flight = 2)
+      : running_(running), min_steps_(min_steps), plans_in_flight_(plans_in_flight) {}
 
   // Feeds the next Stats; returns the window once it closes. Throws std::runtime_error when,
   // inside an open window, a request stopped running (finished, preempted, swapped out).
@@ -46,6 +47,7 @@ class StepWindow {
  private:
   int32_t running_;
   int64_t min_steps_;
+  int32_t plans_in_flight_;
   std::optional<StatsSample> start_;
   int64_t dropped_ = 0;
 };
