@@ -124,7 +124,12 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
     };
 
     runtime::Loop loop(&pipe);
+    // Each handler drains its socket, then sends what the messages produced as one output: the
+    // results of several steps that queued up while the scheduler was busy leave as one
+    // TokenDeltaBatch (fewer messages per step exactly when the scheduler is behind; one result
+    // alone still leaves at once).
     loop.on(in, [&](zmq::socket_t& s) {
+      scheduler::SchedulerOutput out;
       for (int i = 0; i < 1024; ++i) {
         auto frame = runtime::recv_frame(s, true);
         if (!frame) break;
@@ -132,13 +137,13 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
           protocol::Frame f = protocol::open_owned(std::move(*frame));
           if (f.type() == protocol::MessageType::kTokenizedRequest) {
             auto req = f.as<protocol::TokenizedRequest>();
-            send_output(core.add_request(req));
-            if (early_aborts.take(req.request_id)) send_output(core.abort(req.request_id, "abort"));
+            out.append(core.add_request(req));
+            if (early_aborts.take(req.request_id)) out.append(core.abort(req.request_id, "abort"));
           } else if (f.type() == protocol::MessageType::kAbort) {
             auto a = f.as<protocol::Abort>();
-            auto out = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason, a.index);
-            if (out.empty() && a.reason != "stop") early_aborts.add(a.request_id);
-            send_output(std::move(out));
+            auto aborted = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason, a.index);
+            if (aborted.empty() && a.reason != "stop") early_aborts.add(a.request_id);
+            out.append(std::move(aborted));
           } else {
             log->warn("ignoring unexpected {}", protocol::to_string(f.type()));
           }
@@ -146,9 +151,11 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
           log->warn("bad frame: {}", e.what());
         }
       }
+      send_output(std::move(out));
       pump();
     });
     loop.on(executor, [&](zmq::socket_t& s) {
+      scheduler::SchedulerOutput out;
       for (;;) {
         auto frame = runtime::recv_frame(s, true);
         if (!frame) break;
@@ -166,7 +173,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
               protocol::StepResult failed;
               failed.step_id = core.oldest_in_flight_step();
               failed.error = err.message;
-              send_output(core.postprocess(failed));
+              out.append(core.postprocess(failed));
             }
             continue;
           }
@@ -175,13 +182,14 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
             log->error("step {} failed: {}", result.step_id, result.error);
             tables.reset();  // the failed step may have left the executor's tables half updated
           }
-          send_output(core.postprocess(result));
+          out.append(core.postprocess(result));
         } catch (const protocol::ProtocolError& e) {
           log->error("bad frame from the executor: {}", e.what());
         } catch (const std::invalid_argument& e) {
           log->error("result out of order: {}", e.what());
         }
       }
+      send_output(std::move(out));
       pump();
     });
     loop.every(std::chrono::milliseconds(100), [&] {

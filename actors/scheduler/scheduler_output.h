@@ -2,6 +2,7 @@
 // TokenDeltas (same socket, in this order), errors to whoever submitted the request.
 #pragma once
 
+#include <iterator>
 #include <vector>
 
 #include "protocol/messages.h"
@@ -14,6 +15,13 @@ struct SchedulerOutput {
   std::vector<protocol::ErrorReply> errors;  // a rejected request: why (its deltas say "error")
 
   bool empty() const { return starts.empty() && deltas.empty() && errors.empty(); }
+
+  // Appends a later output: starts still precede every delta of their request when sent.
+  void append(SchedulerOutput&& later) {
+    starts.insert(starts.end(), std::make_move_iterator(later.starts.begin()), std::make_move_iterator(later.starts.end()));
+    deltas.insert(deltas.end(), std::make_move_iterator(later.deltas.begin()), std::make_move_iterator(later.deltas.end()));
+    errors.insert(errors.end(), std::make_move_iterator(later.errors.begin()), std::make_move_iterator(later.errors.end()));
+  }
 };
 
 }  // namespace zinfer::scheduler
