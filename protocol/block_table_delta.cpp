@@ -24,6 +24,60 @@ void BlockTableSender::compress(StepPlan& plan) {
   }
 }
 
+void BlockTableSender::fill(SeqWork& w, std::span<const int32_t> table) {
+  std::vector<int32_t>& sent = sent_[w.seq_id];
+  // Usually the table only grew since the last plan: one memcmp of what was sent.
+  size_t same = 0;
+  if (sent.size() <= table.size() && std::equal(sent.begin(), sent.end(), table.begin())) {
+    same = sent.size();
+  } else {
+    const size_t limit = std::min(sent.size(), table.size());
+    while (same < limit && sent[same] == table[same]) ++same;
+    sent.resize(same);
+  }
+  sent.insert(sent.end(), table.begin() + static_cast<std::ptrdiff_t>(same), table.end());
+  w.block_table.assign(table.begin() + static_cast<std::ptrdiff_t>(same), table.end());
+  w.block_table_start = static_cast<int32_t>(same);
+}
+
+void BlockTableSender::forget(const std::vector<uint64_t>& seq_ids) {
+  for (uint64_t id : seq_ids) sent_.erase(id);
+}
+
+namespace {
+
+void check_delta(const SeqWork& w, size_t held) {
+  if (w.block_table_start < 0 || static_cast<size_t>(w.block_table_start) > held) {
+    throw std::invalid_argument("sequence " + std::to_string(w.seq_id) + ": block_table_start " +
+                                std::to_string(w.block_table_start) + " is beyond the " + std::to_string(held) +
+                                " entries the executor holds");
+  }
+}
+
+}  // namespace
+
+void BlockTableMirror::lend(StepPlan& plan) {
+  for (const SeqWork& w : plan.seqs) {
+    auto it = tables_.find(w.seq_id);
+    const bool finished = std::find(plan.finished.begin(), plan.finished.end(), w.seq_id) != plan.finished.end();
+    check_delta(w, it == tables_.end() || finished ? 0 : it->second.size());
+  }
+  for (uint64_t id : plan.finished) tables_.erase(id);
+  for (SeqWork& w : plan.seqs) {
+    std::vector<int32_t>& table = tables_[w.seq_id];
+    table.resize(static_cast<size_t>(w.block_table_start));
+    table.insert(table.end(), w.block_table.begin(), w.block_table.end());
+    w.block_table.swap(table);
+    table.clear();  // empty until take_back: a table never given back is sent whole again
+    w.block_table_start = 0;
+  }
+}
+
+void BlockTableMirror::take_back(uint64_t seq_id, std::vector<int32_t>&& table) {
+  auto it = tables_.find(seq_id);
+  if (it != tables_.end()) it->second = std::move(table);
+}
+
 void BlockTableMirror::expand(StepPlan& plan) {
   for (uint64_t id : plan.finished) tables_.erase(id);
   for (SeqWork& w : plan.seqs) {

@@ -4,10 +4,12 @@
 // every step: at 256 sequences of 2,000 tokens that was ~100 KB per step, most of the plan's
 // encode, decode and ipc copy. The two ends below keep the tables in step:
 //
-//   scheduler side  BlockTableSender::compress(plan)  before encoding: each SeqWork keeps only the
-//                   entries after the longest prefix the executor already has.
-//   executor side   BlockTableMirror::expand(plan)     after decoding: each SeqWork gets its whole
-//                   table back, from the executor's copy plus the entries sent.
+//   scheduler side  BlockTableSender::fill(work, table) while planning (SchedulerCore with
+//                   block_table_deltas), or compress(plan) on a plan of whole tables: each
+//                   SeqWork carries only the entries after the longest prefix the executor has.
+//   executor side   BlockTableMirror::lend(plan) after decoding: each SeqWork gets its whole
+//                   table, moved out of the mirror (no copy) until take_back() returns it after
+//                   the step; expand(plan) copies instead.
 //
 // Both forget a sequence when it appears in plan.finished. Plans reach the executor in the order
 // they were compressed (one socket), so the two copies agree as long as every compressed plan is
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +31,11 @@ class BlockTableSender {
   // Rewrites each SeqWork's whole block_table (block_table_start 0, as SchedulerCore plans it)
   // into the delta against what earlier plans sent.
   void compress(StepPlan& plan);
+  // Sets w.block_table / w.block_table_start to the part of `table` (the sequence's whole table)
+  // after the prefix already sent; only that part is copied.
+  void fill(SeqWork& w, std::span<const int32_t> table);
+  // The executor drops these sequences (they are in a plan's `finished`).
+  void forget(const std::vector<uint64_t>& seq_ids);
   void reset() { sent_.clear(); }
   size_t tracked() const { return sent_.size(); }
 
@@ -40,6 +48,11 @@ class BlockTableMirror {
   // Rewrites each SeqWork's delta into the whole table (block_table_start 0). Throws
   // std::invalid_argument naming the sequence when a delta starts beyond the table it extends.
   void expand(StepPlan& plan);
+  // As expand(), but each whole table is moved into its SeqWork; give it back with take_back()
+  // once the step is done (a table not given back counts as empty: the next delta for it must
+  // start at 0). Checks every delta before it changes anything.
+  void lend(StepPlan& plan);
+  void take_back(uint64_t seq_id, std::vector<int32_t>&& table);
   size_t tracked() const { return tables_.size(); }
 
  private:

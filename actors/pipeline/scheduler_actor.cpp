@@ -77,6 +77,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
     sc.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
     sc.max_num_seqs = static_cast<int32_t>(config.scheduler.max_num_seqs);
     sc.max_plans_in_flight = static_cast<int32_t>(config.scheduler.max_plans_in_flight);
+    sc.block_table_deltas = true;  // the executor actor keeps a BlockTableMirror
     sc.max_model_len = info.max_model_len;
     sc.block_size = info.block_size;
     sc.num_device_blocks = info.num_gpu_blocks;
@@ -113,12 +114,10 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
       if (!batch.deltas.empty()) runtime::send_message(to_detok, batch);
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
     };
-    // Plans leave with block-table deltas: the executor keeps each sequence's table
-    // (protocol/block_table_delta.h).
-    protocol::BlockTableSender tables;
+    // Plans leave with block-table deltas (sc.block_table_deltas): the executor keeps each
+    // sequence's table (protocol/block_table_delta.h).
     auto pump = [&] {
       while (auto plan = core.schedule()) {
-        tables.compress(*plan);
         runtime::send_message(executor, *plan);
       }
     };
@@ -168,7 +167,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
             auto err = f.as<protocol::ErrorReply>();
             log->error("the executor refused a plan: {}", err.message);
             // Its block-table mirror missed that plan's deltas: whole tables from now on.
-            tables.reset();
+            core.resend_block_tables();
             if (core.num_in_flight() > 0) {
               protocol::StepResult failed;
               failed.step_id = core.oldest_in_flight_step();
@@ -180,7 +179,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
           auto result = f.as<protocol::StepResult>();
           if (!result.error.empty()) {
             log->error("step {} failed: {}", result.step_id, result.error);
-            tables.reset();  // the failed step may have left the executor's tables half updated
+            core.resend_block_tables();  // the failed step may have left the executor's tables half updated
           }
           out.append(core.postprocess(result));
         } catch (const protocol::ProtocolError& e) {

@@ -49,6 +49,7 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   if (p.seqs.empty() && p.swap_out.empty() && p.swap_in.empty() && p.copy.empty()) return std::nullopt;
   p.finished = std::move(finished_for_executor_);
   finished_for_executor_.clear();
+  if (config_.block_table_deltas) table_sender_.forget(p.finished);
   ++next_step_id_;
   ++steps_;
   in_flight_.push_back(std::move(b.record));
@@ -192,7 +193,11 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
     }
     w.token_ids.assign(s.tokens.begin() + s.num_computed, s.tokens.begin() + s.num_computed + num_new);
   }
-  w.block_table = kv_.block_table(s.seq_id);
+  if (config_.block_table_deltas) {
+    table_sender_.fill(w, kv_.block_table(s.seq_id));
+  } else {
+    w.block_table = kv_.block_table(s.seq_id);
+  }
   const bool leader = is_unforked_leader(s);
   w.sample = !leader && s.num_computed + num_new == s.total_len();
   w.temperature = r.sampling.temperature;

@@ -37,6 +37,9 @@ struct SchedulerConfig {
   PreemptionMode preemption = PreemptionMode::kRecompute;
   std::vector<int32_t> eos_token_ids;     // the model's; ignored for requests with ignore_eos
   int32_t max_plans_in_flight = 2;        // 1..kMaxPlansInFlight; 2 plans step N+1 while step N runs
+  // Plans carry each block table after the prefix earlier plans sent (protocol 1.2,
+  // protocol/block_table_delta.h); the executor must keep a BlockTableMirror. Off: whole tables.
+  bool block_table_deltas = false;
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;

@@ -53,6 +53,7 @@
 #include "actors/scheduler/scheduler_config.h"
 #include "actors/scheduler/scheduler_output.h"
 #include "actors/scheduler/sequence.h"
+#include "protocol/block_table_delta.h"
 #include "protocol/messages.h"
 
 namespace zinfer::scheduler {
@@ -95,6 +96,10 @@ class SchedulerCore {
   const kv::BlockManager& kv() const { return kv_; }
   const SchedulerConfig& config() const { return config_; }
   std::string_view policy_name() const { return policy_->name(); }
+
+  // With block_table_deltas: the next plans carry whole tables again (after an executor error,
+  // when its mirror may have missed a plan).
+  void resend_block_tables() { table_sender_.reset(); }
 
  private:
   // Orders a queue by the policy; ties by sequence id so that the set is a strict order.
@@ -161,6 +166,7 @@ class SchedulerCore {
   Queue waiting_;
   Queue swapped_;
   std::deque<InFlight> in_flight_;
+  protocol::BlockTableSender table_sender_;  // what the executor holds, with block_table_deltas
   std::vector<uint64_t> finished_for_executor_;
   uint64_t next_seq_id_ = 1;
   uint64_t next_step_id_ = 1;

@@ -46,7 +46,9 @@ TEST(BlockTableDelta, DecodeStepsThatAddNoBlockSendNoEntries) {
   EXPECT_EQ(e.block_table, (std::vector<int32_t>{30}));
 }
 
-TEST(BlockTableDelta, RandomHistoriesThroughTheCodecRebuildEveryTable) {
+// planner_path: the scheduler core's way (fill per work while planning, forget the finished, the
+// executor lends tables for the step and takes them back); else compress + expand.
+void random_histories(bool planner_path) {
   std::mt19937 rng(17);
   BlockTableSender sender;
   BlockTableMirror mirror;
@@ -76,17 +78,64 @@ TEST(BlockTableDelta, RandomHistoriesThroughTheCodecRebuildEveryTable) {
       ++it;
     }
     const StepPlan planned = plan;
-    sender.compress(plan);
+    if (planner_path) {
+      sender.forget(plan.finished);
+      for (auto& w : plan.seqs) {
+        const std::vector<int32_t> whole = w.block_table;
+        sender.fill(w, whole);
+      }
+    } else {
+      sender.compress(plan);
+    }
     for (const auto& w : plan.seqs) sent_entries += w.block_table.size();
     StepPlan received = decode<StepPlan>(encode(plan));
-    mirror.expand(received);
+    if (planner_path) {
+      mirror.lend(received);
+    } else {
+      mirror.expand(received);
+    }
     ASSERT_EQ(received.seqs.size(), planned.seqs.size());
     for (size_t i = 0; i < planned.seqs.size(); ++i) {
       ASSERT_EQ(received.seqs[i].block_table, planned.seqs[i].block_table) << "step " << step << " seq " << i;
     }
+    if (planner_path) {
+      for (auto& w : received.seqs) mirror.take_back(w.seq_id, std::move(w.block_table));
+    }
     EXPECT_EQ(mirror.tracked(), sender.tracked());
   }
   EXPECT_LT(sent_entries * 5, whole_entries);  // the point of it
+}
+
+TEST(BlockTableDelta, RandomHistoriesThroughTheCodecRebuildEveryTable) { random_histories(false); }
+
+TEST(BlockTableDelta, RandomHistoriesPlannedPerWorkAndLentForTheStep) { random_histories(true); }
+
+TEST(BlockTableDelta, ALentTableNotGivenBackIsRefusedUntilSentWhole) {
+  BlockTableSender sender;
+  BlockTableMirror mirror;
+  StepPlan p;
+  SeqWork w;
+  w.seq_id = 5;
+  sender.fill(w, std::vector<int32_t>{1, 2});
+  p.seqs.push_back(w);
+  mirror.lend(p);
+  EXPECT_EQ(p.seqs[0].block_table, (std::vector<int32_t>{1, 2}));  // never given back
+  StepPlan next;
+  SeqWork v;
+  v.seq_id = 5;
+  sender.fill(v, std::vector<int32_t>{1, 2, 3});
+  EXPECT_EQ(v.block_table_start, 2);
+  next.seqs.push_back(v);
+  EXPECT_THROW(mirror.lend(next), std::invalid_argument);
+  EXPECT_EQ(next.seqs[0].block_table, (std::vector<int32_t>{3})) << "a refused plan is left as it was";
+  sender.reset();
+  SeqWork again;
+  again.seq_id = 5;
+  sender.fill(again, std::vector<int32_t>{1, 2, 3});
+  StepPlan whole;
+  whole.seqs.push_back(again);
+  mirror.lend(whole);
+  EXPECT_EQ(whole.seqs[0].block_table, (std::vector<int32_t>{1, 2, 3}));
 }
 
 TEST(BlockTableDelta, AMirrorRefusesADeltaBeyondItsTableAndAResetRecovers) {

@@ -4,13 +4,15 @@
 // token = f(the tokens it reads back through the block table, seed, sample index). So any
 // bookkeeping mistake of the scheduler or KV manager (a block reused too early, a missed copy, a
 // wrong table) changes the output tokens, and a run under memory pressure can be compared token for
-// token with a run that has plenty of memory.
+// token with a run that has plenty of memory. Plans may carry block-table deltas: it keeps a
+// BlockTableMirror as the executor actor does (whole tables pass through it unchanged).
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
+#include "protocol/block_table_delta.h"
 #include "protocol/messages.h"
 
 namespace zinfer::scheduler::testing {
@@ -35,6 +37,9 @@ class FakeExecutor {
   void copy_block(std::vector<int32_t>& from_pool, int32_t from, std::vector<int32_t>& to_pool, int32_t to);
   int32_t& slot(const std::vector<int32_t>& table, int32_t pos, uint64_t seq_id);
 
+  protocol::StepResult run_whole(const protocol::StepPlan& plan);
+
+  protocol::BlockTableMirror tables_;
   int32_t block_size_;
   int32_t vocab_;
   std::vector<int32_t> device_;  // [num_device_blocks * block_size], -1 = never written

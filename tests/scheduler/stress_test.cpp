@@ -32,11 +32,13 @@ TEST(Stress, RandomWorkloadsMatchTheReference) {
     c.enable_prefix_caching = pick(0, 3) != 0;
     c.policy = pick(0, 1) ? "fcfs" : "priority";
     c.max_plans_in_flight = pick(1, 4);
+    c.block_table_deltas = pick(0, 1) == 1;
     c.eos_token_ids = {3};
     SCOPED_TRACE("seed " + std::to_string(seed) + " policy " + c.policy + " mode " + to_string(c.preemption) +
                  " blocks " + std::to_string(c.num_device_blocks) + "x" + std::to_string(c.block_size) + " host " +
                  std::to_string(c.num_host_blocks) + " budget " + std::to_string(c.max_num_batched_tokens) +
-                 " seqs " + std::to_string(c.max_num_seqs) + " inflight " + std::to_string(c.max_plans_in_flight));
+                 " seqs " + std::to_string(c.max_num_seqs) + " inflight " + std::to_string(c.max_plans_in_flight) +
+                 (c.block_table_deltas ? " deltas" : ""));
     SchedulerCore core(c);
     FakeExecutor exec(c.num_device_blocks, c.num_host_blocks, c.block_size, kVocab);
     Transcript t;

@@ -89,30 +89,35 @@ protocol::StepResult answer(const protocol::StepPlan& plan) {
   return r;
 }
 
-// The scheduler core and the two ends of its executor socket: plans travel with block-table
-// deltas as in the actors (the sender's compress is timed with the encode, the mirror's expand
-// with the decode).
+// The scheduler core and the executor's end of its socket: plans travel with block-table deltas
+// as in the actors (the core plans them, timed with schedule; the mirror lends whole tables for
+// the step and takes them back, timed with the decode).
 struct ControlPlane {
-  explicit ControlPlane(const SchedulerConfig& c) : core(c) {}
+  explicit ControlPlane(SchedulerConfig c) : core(with_deltas(std::move(c))) {}
+  static SchedulerConfig with_deltas(SchedulerConfig c) {
+    c.block_table_deltas = true;
+    return c;
+  }
   SchedulerCore core;
-  protocol::BlockTableSender sender;
   protocol::BlockTableMirror mirror;
 };
 
 // One step through the whole control plane. Returns false when there was nothing to plan.
-bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr) {
+bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, size_t* wire_bytes = nullptr,
+              size_t* plan_tokens = nullptr) {
   SchedulerCore& core = cp.core;
   auto t0 = Clock::now();
   auto plan = core.schedule();
   auto t1 = Clock::now();
   if (!plan) return false;
-  cp.sender.compress(*plan);
   std::string plan_wire = protocol::encode(*plan);
   auto t2 = Clock::now();
   auto received = protocol::decode<protocol::StepPlan>(plan_wire);
-  cp.mirror.expand(received);
+  cp.mirror.lend(received);
   auto t3 = Clock::now();
   protocol::StepResult result = answer(received);  // the executor: not control plane
+  auto t4a = Clock::now();
+  for (auto& w : received.seqs) cp.mirror.take_back(w.seq_id, std::move(w.block_table));
   auto t4 = Clock::now();
   std::string result_wire = protocol::encode(result);
   auto t5 = Clock::now();
@@ -130,12 +135,16 @@ bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, siz
   auto t8 = Clock::now();
   ph.schedule = ns_between(t0, t1);
   ph.encode_plan = ns_between(t1, t2);
-  ph.decode_plan = ns_between(t2, t3);
+  ph.decode_plan = ns_between(t2, t3) + ns_between(t4a, t4);
   ph.encode_result = ns_between(t4, t5);
   ph.decode_result = ns_between(t5, t6);
   ph.postprocess = ns_between(t6, t7);
   ph.emit = ns_between(t7, t8);
   if (plan_seqs) *plan_seqs = received.seqs.size();
+  if (plan_tokens) {
+    *plan_tokens = 0;
+    for (const auto& w : received.seqs) *plan_tokens += static_cast<size_t>(w.num_tokens);
+  }
   if (wire_bytes) *wire_bytes = plan_wire.size() + result_wire.size() + emitted;
   return true;
 }
@@ -146,8 +155,10 @@ double percentile(std::vector<double> v, double q) {
 }
 
 nlohmann::json bench_running(int running, const SchedulerBenchOptions& o) {
-  const int warm = running * o.prompt_len / 2048 + 8;
-  const int max_tokens = warm + o.steps + 16;
+  // Prefill shares each step's 2048 tokens with the decodes of the sequences admitted before:
+  // the warm-up runs until every sequence decodes (at most twice this estimate).
+  const int warm = running * o.prompt_len / std::max(256, 2048 - running) + 8;
+  const int max_tokens = 2 * warm + o.steps + 16;
   SchedulerConfig c;
   c.max_num_seqs = running;
   c.max_num_batched_tokens = 2048;
@@ -158,7 +169,11 @@ nlohmann::json bench_running(int running, const SchedulerBenchOptions& o) {
   SchedulerCore& core = cp.core;
   for (int i = 0; i < running; ++i) core.add_request(synthetic_request(static_cast<uint64_t>(i + 1), o.prompt_len, max_tokens));
   StepPhases ph;
-  for (int i = 0; i < warm; ++i) run_step(cp, ph);
+  for (int i = 0; i < 2 * warm; ++i) {
+    size_t seqs = 0, tokens = 0;
+    run_step(cp, ph, &seqs, nullptr, &tokens);
+    if (seqs == static_cast<size_t>(running) && tokens == seqs) break;
+  }
   std::vector<StepPhases> samples;
   samples.reserve(o.steps);
   size_t bytes_total = 0;
