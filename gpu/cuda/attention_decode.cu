@@ -1,4 +1,6 @@
-// Split-K flash decoding. Block (token, kv head, head group, split): the block's 4 warps stride
+// Split-K flash decoding on CUDA cores for the head dims without a tensor-core kernel (64 and 128
+// run attention_decode_mma.cuh), and the merge of the splits that both use.
+// Block (token, kv head, head group, split): the block's 4 warps stride
 // over the split's keys; within a warp, D/8 lanes share one key (16 bytes each), so a warp holds
 // 32/(D/8) keys at once, each lane group with its own online softmax for every query head of the
 // group. Each key/value row is read once for all heads that share it. Head dims that are a
@@ -7,6 +9,7 @@
 #include <cfloat>
 
 #include "gpu/cuda/attention.h"
+#include "gpu/cuda/attention_decode_internal.cuh"
 #include "gpu/cuda/attention_device.cuh"
 
 namespace zinfer::gpu::cuda {
@@ -217,8 +220,7 @@ cudaError_t launch_for_group(const PagedKv& kv, const DecodeWork& work, cudaStre
   decode_kernel<D, G><<<grid, kWarps * 32, 0, stream>>>(kv, work, head_groups);
   cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess || work.num_splits == 1) return status;
-  merge_splits_kernel<<<dim3(work.num_tokens, kv.num_heads), D < 128 ? D : 128, 0, stream>>>(kv, work, kv.head_dim);
-  return cudaGetLastError();
+  return launch_decode_merge(kv, work, stream);
 }
 
 // Query heads per block: the largest of 8, 4, 2, 1 that divides the GQA group.
@@ -233,6 +235,12 @@ cudaError_t launch_for_dim(const PagedKv& kv, const DecodeWork& work, cudaStream
 
 }  // namespace
 
+cudaError_t launch_decode_merge(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
+  const int threads = kv.head_dim < 128 ? (kv.head_dim + 31) / 32 * 32 : 128;
+  merge_splits_kernel<<<dim3(work.num_tokens, kv.num_heads), threads, 0, stream>>>(kv, work, kv.head_dim);
+  return cudaGetLastError();
+}
+
 bool decode_attention_supports(int32_t head_dim) { return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0; }
 
 cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
@@ -241,7 +249,10 @@ cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, c
     return cudaErrorInvalidValue;
   }
   if (!decode_attention_supports(kv.head_dim)) return cudaErrorInvalidValue;
-  // The narrowest kernel that holds the head (16-byte lane chunks, a power of two of them).
+  // Tensor cores where there is a kernel for the head dim; else the narrowest CUDA-core kernel
+  // that holds the head (16-byte lane chunks, a power of two of them).
+  if (kv.head_dim == 64) return launch_decode_mma<64>(kv, work, stream);
+  if (kv.head_dim == 128) return launch_decode_mma<128>(kv, work, stream);
   if (kv.head_dim <= 16) return launch_for_dim<16>(kv, work, stream);
   if (kv.head_dim <= 32) return launch_for_dim<32>(kv, work, stream);
   if (kv.head_dim <= 64) return launch_for_dim<64>(kv, work, stream);

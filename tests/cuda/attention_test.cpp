@@ -28,9 +28,11 @@ struct Problem {
   int T = 0;
 };
 
-Problem make_problem(int Hq, int Hkv, int D, const std::vector<SeqSpec>& seqs, uint32_t seed, int window = 0) {
+Problem make_problem(int Hq, int Hkv, int D, const std::vector<SeqSpec>& seqs, uint32_t seed, int window = 0,
+                     int block_size = 16) {
   Problem p;
   p.window = window;
+  p.bs = block_size;
   p.Hq = Hq;
   p.Hkv = Hkv;
   p.D = D;
@@ -251,6 +253,33 @@ TEST(CudaDecodeAttention, MatchesFloat64WithSlidingWindowAndSplits) {
         check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
         const double err = relative_error(to_float(dp.out.download()), ref);
         EXPECT_LT(err, 4e-3) << "window " << window << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
+                             << splits;
+      }
+    }
+  }
+}
+
+// Block sizes 8..64, GQA groups of 1 (MHA), 7 (a block with 7 of its 8 MMA rows real) and 16 (two
+// blocks of 8 heads per kv head), a context of 1,031 keys (each warp's cp.async ring wraps many
+// times) and the 32 splits the backend asks for at batch 1.
+TEST(CudaDecodeAttention, MatchesFloat64AcrossBlockSizesAndGroups) {
+  ZINFER_REQUIRE_CUDA();
+  const std::vector<SeqSpec> seqs = {{1030, 1}, {53, 1}, {96, 1}, {0, 17}};
+  for (int bs : {8, 32, 64}) {
+    for (const auto& [Hq, Hkv, D] : {std::tuple{3, 3, 64}, std::tuple{7, 1, 128}, std::tuple{32, 2, 128}}) {
+      const Problem p = make_problem(Hq, Hkv, D, seqs, 61 + bs + D + Hq, 0, bs);
+      DeviceProblem dp(p);
+      std::vector<int32_t> tokens(p.T);
+      std::iota(tokens.begin(), tokens.end(), 0);
+      DeviceArray<int32_t> d_tokens(tokens);
+      const std::vector<double> ref = reference(p);
+      for (int splits : {1, 5, 32}) {
+        DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+        dp.out.poison();
+        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get()};
+        check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
+        const double err = relative_error(to_float(dp.out.download()), ref);
+        EXPECT_LT(err, 4e-3) << "block size " << bs << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
                              << splits;
       }
     }

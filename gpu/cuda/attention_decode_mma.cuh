@@ -1,0 +1,323 @@
+// Split-K decode attention on tensor cores, for head dims 64 and 128 (included by
+// attention_decode_mma_d64.cu / _d128.cu, one instantiation each).
+//
+// Block (token, kv head, group of <= 8 query heads, split); its 4 warps take turns on tiles of 16
+// keys of the split. Each warp streams its tiles through a private ring of 2 shared-memory buffers
+// with cp.async: the next tile (8 KB of K and V at D = 128) loads while the warp computes on the
+// current one. 64 KB per block at D = 128 lets 3 blocks share an SM, 96 KB of loads in flight per
+// SM, about 3x what hides HBM latency at 4 TB/s (≈ 25 KB per SM at ~1 µs). A 3-deep ring (2 blocks
+// per SM) won only on a grid of under two waves (batch 64, 1 split: 0.92 vs 0.87 of copy on an
+// H200) and lost with 2, 4, 8 splits there (0.86/0.84/0.81 vs 0.88/0.87/0.85) and at batch 256
+// (0.91 vs 0.92). Only __syncwarp guards a warp's ring (no block-wide barrier until the final
+// merge), so a warp never waits on another.
+//
+// The query heads are the rows of mma.sync m16n8k16 (rows 0..7; rows 8..15 stay zero): the scores
+// S = Q·Kᵀ of a tile are 2 × D/16 MMAs with K read by ldmatrix, and O += P·V are D/8 MMAs with V
+// read by ldmatrix.trans, P taken straight from the score registers. A key costs no shuffles; the
+// softmax reduces over the 4 lanes of a quad once per tile (two shuffles). Softmax state in
+// float32; P enters the P·V MMA rounded to bf16.
+//
+// Shared-memory tile: [16 keys][D] bf16, rows of D * 2 bytes whose 16-byte chunks are XOR-swizzled
+// by (row % 8), so the 8 rows an ldmatrix reads fall in 8 different bank groups.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "gpu/cuda/attention.h"
+#include "gpu/cuda/attention_decode_internal.cuh"
+#include "gpu/cuda/attention_device.cuh"
+
+namespace zinfer::gpu::cuda {
+namespace decode_mma {
+
+constexpr int kWarps = 4;
+constexpr int kTileKeys = 16;  // keys per warp tile: n of two score MMAs, k of the P·V MMAs
+constexpr int kStages = 2;     // ring depth per warp: 1 tile loading while 1 is computed
+constexpr int kRows = 8;       // query heads per block: MMA rows 0..7 (rows 8..15 are zero)
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <int D>
+struct Shape {
+  static constexpr int kChunks = D / 8;                  // 16-byte chunks per key row
+  static constexpr int kRowBytes = D * 2;
+  static constexpr int kTileBytes = kTileKeys * kRowBytes;  // one K or V tile
+  static constexpr int kStageBytes = 2 * kTileBytes;         // K tile then V tile
+  static constexpr int kWarpBytes = kStages * kStageBytes;
+  static constexpr int kBlockBytes = kWarps * kWarpBytes;
+  static constexpr int kChunksPerLane = kTileKeys * kChunks / 32;  // per tile, K and V each
+  // The end-of-block merge reuses each warp's ring: o [kRows][D], m [kRows], l [kRows] floats.
+  static_assert((kRows * D + 2 * kRows) * 4 <= kWarpBytes, "merge area must fit in a warp's ring");
+  static_assert(kChunks >= 8, "the swizzle permutes 8 chunks per row");
+};
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared without a register round trip; src_bytes 0 writes zeros.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+
+// c += A·B for one m16n8k16 tile whose A rows 8..15 are zero (a1 = a3 = 0).
+__device__ __forceinline__ void mma_rows0to7(float (&c)[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // .x (lower 16 bits) = lower k index
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// Byte offset of 16-byte chunk `chunk` of key row `row` inside a swizzled tile.
+template <int D>
+__device__ __forceinline__ uint32_t tile_offset(int row, int chunk) {
+  return row * Shape<D>::kRowBytes + ((chunk ^ (row & 7)) << 4);
+}
+
+template <int D>
+__global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, DecodeWork work, int head_groups) {
+  using S = Shape<D>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int row = lane / 4, quad = lane % 4;  // MMA fragment coordinates: row = query head
+
+  const int t = work.tokens[blockIdx.x];
+  const int group_size = kv.num_heads / kv.num_kv_heads;
+  const int kvh = blockIdx.y / head_groups;
+  const int first_in_group = (blockIdx.y % head_groups) * kRows;
+  const int rows = min(kRows, group_size - first_in_group);  // real query heads of this block
+  const int h_base = kvh * group_size + first_in_group;
+
+  const int ctx = kv.positions[t] + 1;
+  // Keys [first_key, ctx): the whole context, or its last sliding_window positions.
+  const int first_key = kv.sliding_window > 0 ? max(0, ctx - kv.sliding_window) : 0;
+  const int num_keys = ctx - first_key;
+  const int* bt = kv.block_tables + kv.seq_block_offset[kv.token_seq[t]];
+  const int split = blockIdx.z, num_splits = gridDim.z;
+  // Short key ranges use fewer splits (at least 64 keys each); a split covers whole 16-key tiles
+  // but its last; the splits past the keys stay empty (m = -inf).
+  const int used_splits = min(num_splits, (num_keys + 63) / 64);
+  const int chunk = ((num_keys + used_splits - 1) / used_splits + kTileKeys - 1) / kTileKeys * kTileKeys;
+  const int key_begin = first_key + split * chunk;
+  const int key_end = min(ctx, key_begin + chunk);
+  const int num_tiles = key_end > key_begin ? (key_end - key_begin + kTileKeys - 1) / kTileKeys : 0;
+  const int my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;  // tiles warp, warp+4, ..
+
+  // Q as A fragments, unscaled bf16 (exact); the scale is applied to the float32 scores.
+  // qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1} and + 8.
+  uint32_t qa[D / 16][2];
+  {
+    const __nv_bfloat16* q_row = kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + row) * D + quad * 2;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      qa[ks][0] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16) : 0u;
+      qa[ks][1] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16 + 8) : 0u;
+    }
+  }
+
+  const int64_t row_stride = static_cast<int64_t>(kv.num_kv_heads) * D;  // elements per cache row
+  const __nv_bfloat16* k_head = kv.k_cache + static_cast<int64_t>(kvh) * D;
+  const __nv_bfloat16* v_head = kv.v_cache + static_cast<int64_t>(kvh) * D;
+  unsigned char* warp_smem = smem + warp * S::kWarpBytes;
+  const uint32_t ring = smem_u32(warp_smem);
+
+  // Starts loading this warp's tile i into ring slot i % kStages (or nothing past the last tile)
+  // and closes one cp.async group either way, so that wait_group counts stay uniform. Lane r % 16
+  // resolves the page of key r of the tile; rows past key_end are zero-filled, which keeps NaN
+  // bit patterns of stale shared memory out of P·V (their P is 0, and 0 · NaN would be NaN).
+  auto load_tile = [&](int i) {
+    if (i < my_tiles) {
+      const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
+      const int key = tile_key + lane % kTileKeys;
+      const int slot = key < key_end ? static_cast<int>(paged_slot(bt, key, kv.block_size)) : -1;
+      const uint32_t k_dst = ring + (i % kStages) * S::kStageBytes;
+#pragma unroll
+      for (int j = 0; j < S::kChunksPerLane; ++j) {
+        const int c = j * 32 + lane;
+        const int r = c / S::kChunks, ch = c % S::kChunks;
+        const int r_slot = __shfl_sync(0xffffffffu, slot, r);
+        const int64_t src = r_slot >= 0 ? static_cast<int64_t>(r_slot) * row_stride + ch * 8 : 0;
+        const uint32_t off = tile_offset<D>(r, ch);
+        cp_async_16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
+        cp_async_16(k_dst + S::kTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
+      }
+    }
+    cp_async_commit();
+  };
+
+  float o[D / 8][4];  // O fragments: head `row`, dims 8 n + 2 quad + {0, 1} (entries 2, 3: zero rows)
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m_run = -INFINITY;  // running max of head `row` (log2 units), same in the 4 lanes of a quad
+  float l_run = 0.f;        // this lane's part of the running sum (its 4 keys of each tile)
+  const float qk_scale = kv.scale * kLog2e;
+
+  // ldmatrix lane addressing: lane / 8 picks the 8x8 matrix, lane % 8 its row.
+  const int mat = lane / 8;
+  const int k_row = (mat / 2) * 8 + lane % 8, k_chunk = mat % 2;  // S: keys 0-7 / 8-15 x dims lo / hi
+  const int v_row = (mat % 2) * 8 + lane % 8, v_chunk = mat / 2;  // P·V: keys lo / hi x dim tiles 2j / 2j+1
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) load_tile(s);
+  for (int i = 0; i < my_tiles; ++i) {
+    load_tile(i + kStages - 1);  // into the slot tile i - 1 used; the __syncwarp below released it
+    cp_async_wait<kStages - 1>();
+    __syncwarp();  // every lane's copies of tile i are visible to the whole warp
+    const uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
+    const uint32_t v_tile = k_tile + S::kTileBytes;
+
+    float s[2][4] = {};  // scores: head `row`, keys 8 n + 2 quad + {0, 1}
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      uint32_t b[4];
+      ldmatrix_x4(b, k_tile + tile_offset<D>(k_row, 2 * ks + k_chunk));
+      mma_rows0to7(s[0], qa[ks][0], qa[ks][1], b[0], b[1]);
+      mma_rows0to7(s[1], qa[ks][0], qa[ks][1], b[2], b[3]);
+    }
+
+    const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
+    float mx = m_run;
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float x = tile_key + n * 8 + quad * 2 + e < key_end ? s[n][e] * qk_scale : -INFINITY;
+        s[n][e] = x;
+        mx = fmaxf(mx, x);
+      }
+    }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // The tile's first key is valid, so mx is finite; the first tile's correction is exp2(-inf) = 0.
+    const float corr = fast_exp2(m_run - mx);
+    m_run = mx;
+    l_run *= corr;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      o[n][0] *= corr;
+      o[n][1] *= corr;
+    }
+    float p[2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        p[n][e] = fast_exp2(s[n][e] - mx);
+        l_run += p[n][e];
+      }
+    }
+    // The score C fragment is the P·V A fragment: a0 = keys 2 quad + {0, 1}, a2 = keys 8 + ...
+    const uint32_t pa0 = pack_bf16(p[0][0], p[0][1]);
+    const uint32_t pa2 = pack_bf16(p[1][0], p[1][1]);
+#pragma unroll
+    for (int j = 0; j < D / 16; ++j) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, v_tile + tile_offset<D>(v_row, 2 * j + v_chunk));
+      mma_rows0to7(o[2 * j], pa0, pa2, b[0], b[1]);
+      mma_rows0to7(o[2 * j + 1], pa0, pa2, b[2], b[3]);
+    }
+    __syncwarp();  // all lanes are done reading slot i % kStages before it is refilled
+  }
+  cp_async_wait<0>();  // the trailing empty groups; the ring is free for the merge below
+  __syncwarp();
+
+  l_run += __shfl_xor_sync(0xffffffffu, l_run, 1);
+  l_run += __shfl_xor_sync(0xffffffffu, l_run, 2);
+  float* w_o = reinterpret_cast<float*>(warp_smem);  // [kRows][D], then m [kRows], l [kRows]
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    *reinterpret_cast<float2*>(&w_o[row * D + n * 8 + quad * 2]) = make_float2(o[n][0], o[n][1]);
+  }
+  if (quad == 0) {
+    w_o[kRows * D + row] = m_run;
+    w_o[kRows * D + kRows + row] = l_run;
+  }
+  __syncthreads();
+
+  // Merge the 4 warps' states; an empty split (no keys) leaves m = -inf, l = 0, acc = 0.
+  for (int idx = threadIdx.x; idx < rows * D; idx += blockDim.x) {
+    const int g = idx / D, d = idx % D;
+    float m_w[kWarps];
+    float m_max = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      m_w[w] = reinterpret_cast<const float*>(smem + w * S::kWarpBytes)[kRows * D + g];
+      m_max = fmaxf(m_max, m_w[w]);
+    }
+    float a = 0.f, lsum = 0.f;
+    if (m_max != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float* wf = reinterpret_cast<const float*>(smem + w * S::kWarpBytes);
+        const float weight = fast_exp2(m_w[w] - m_max);
+        a += wf[g * D + d] * weight;
+        lsum += wf[kRows * D + kRows + g] * weight;
+      }
+    }
+    const int h = h_base + g;
+    if (num_splits == 1) {
+      kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * D + d] = __float2bfloat16(a / lsum);
+    } else {
+      const int64_t part = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits + split;
+      work.partial_acc[part * D + d] = a;
+      if (d == 0) {
+        work.partial_ml[part * 2] = m_max;
+        work.partial_ml[part * 2 + 1] = lsum;
+      }
+    }
+  }
+}
+
+}  // namespace decode_mma
+
+template <int D>
+cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
+  using S = decode_mma::Shape<D>;
+  // More than 48 KB of dynamic shared memory needs an opt-in, once per device (devices < 64).
+  static std::atomic<uint64_t> opted_in{0};
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+  if (bit == 0 || (opted_in.load(std::memory_order_relaxed) & bit) == 0) {
+    status = cudaFuncSetAttribute(decode_mma::decode_mma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  S::kBlockBytes);
+    if (status != cudaSuccess) return status;
+    opted_in.fetch_or(bit, std::memory_order_relaxed);
+  }
+  const int group_size = kv.num_heads / kv.num_kv_heads;
+  const int head_groups = (group_size + decode_mma::kRows - 1) / decode_mma::kRows;
+  const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
+  decode_mma::decode_mma_kernel<D><<<grid, decode_mma::kWarps * 32, S::kBlockBytes, stream>>>(kv, work, head_groups);
+  status = cudaGetLastError();
+  if (status != cudaSuccess || work.num_splits == 1) return status;
+  return launch_decode_merge(kv, work, stream);
+}
+
+}  // namespace zinfer::gpu::cuda

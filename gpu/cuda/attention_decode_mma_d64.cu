@@ -1,0 +1,6 @@
+// Tensor-core decode attention, head_dim 64 (one heavy instantiation per file).
+#include "gpu/cuda/attention_decode_mma.cuh"
+
+namespace zinfer::gpu::cuda {
+template cudaError_t launch_decode_mma<64>(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
+}  // namespace zinfer::gpu::cuda
