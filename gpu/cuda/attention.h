@@ -52,12 +52,23 @@ struct DecodeWork {
 bool decode_attention_supports(int32_t head_dim);
 cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
 
-// Tensor-core (mma.sync m16n8k16) FlashAttention-2 style prefill: tiles of 64 queries of one
-// sequence and one head. tiles: [num_tiles, 3] = (first token row, number of queries <= 64, seq).
-// The queries of a tile are consecutive positions of one sequence. head_dim in {64, 128}.
+// Prefill attention over tiles of up to kPrefillTileQueries consecutive queries of one sequence.
+// tiles: [num_tiles, 3] = (first token row, number of queries <= kPrefillTileQueries, seq).
+// launch_prefill_attention picks the kernel:
+//  - head_dim 128 with a power-of-two block_size in [4, 128]: the Hopper kernel (wgmma, four
+//    producer warps filling a 3-stage K/V ring, 128 queries per block; attention_prefill_sm90.cu);
+//  - otherwise (head_dim 64, other block sizes): mma.sync m16n8k16 FlashAttention-2 style, each
+//    tile run as 64-query halves (attention_prefill.cu).
+// The tile size is the one the step packer uses (cuda_backend sets StepCapacity::tile_queries).
+constexpr int32_t kPrefillTileQueries = 128;
 bool prefill_attention_supports(int32_t head_dim);
-constexpr int32_t kPrefillTileQueries = 64;
 cudaError_t launch_prefill_attention(const PagedKv& kv, const int32_t* tiles, int32_t num_tiles,
                                      cudaStream_t stream);
+// The two kernels by name (tests and benchmarks compare them).
+bool prefill_attention_sm90_supports(const PagedKv& kv);
+cudaError_t launch_prefill_attention_sm90(const PagedKv& kv, const int32_t* tiles, int32_t num_tiles,
+                                          cudaStream_t stream);
+cudaError_t launch_prefill_attention_mma(const PagedKv& kv, const int32_t* tiles, int32_t num_tiles,
+                                         cudaStream_t stream);
 
 }  // namespace zinfer::gpu::cuda

@@ -1,9 +1,11 @@
-// FlashAttention-2 style prefill on tensor cores (mma.sync m16n8k16, bf16 in, float32 accumulate).
-// Block = one tile of up to 64 consecutive queries of one sequence and one query head; 4 warps,
-// 16 query rows each. Key/value tiles of 64 rows are gathered from the paged cache with cp.async
-// into shared memory, rows swizzled (16-byte chunk c of row r stored at c ^ (r % 8)) so that
-// ldmatrix reads are free of bank conflicts. The next K tile loads while P·V runs; V loads while
-// Q·K^T runs. Scores are kept in log2 units so the softmax uses exp2.
+// FlashAttention-2 style prefill on tensor cores (mma.sync m16n8k16, bf16 in, float32 accumulate):
+// the fallback for what the Hopper kernel (attention_prefill_sm90.cu) does not cover, and the
+// dispatch between the two. Block = 64 consecutive queries (one half of a tile of
+// kPrefillTileQueries) of one sequence and one query head; 4 warps, 16 query rows each.
+// Key/value tiles of 64 rows are gathered from the paged cache with cp.async into shared memory,
+// rows swizzled (16-byte chunk c of row r stored at c ^ (r % 8)) so that ldmatrix reads are free
+// of bank conflicts. The next K tile loads while P·V runs; V loads while Q·K^T runs. Scores are
+// kept in log2 units so the softmax uses exp2.
 #include <cfloat>
 
 #include "gpu/cuda/attention.h"
@@ -13,7 +15,9 @@ namespace zinfer::gpu::cuda {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kTileM = kPrefillTileQueries;  // queries per block
+constexpr int kTileM = 64;                   // queries per block
+constexpr int kSubTiles = kPrefillTileQueries / kTileM;  // blocks per tile
+static_assert(kPrefillTileQueries % kTileM == 0);
 constexpr int kTileN = 64;                   // keys per iteration
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -91,10 +95,15 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_kernel(PagedKv kv, con
   __nv_bfloat16* sK = sQ + kTileM * D;
   __nv_bfloat16* sV = sK + kTileN * D;
 
-  // Blocks start in order x (head) fastest, then y (tile): later tiles of a sequence see more keys,
-  // so they go first, with all heads of a tile row together (they share K/V rows in L2).
-  const int tile = gridDim.y - 1 - blockIdx.y;
-  const int first = tiles[3 * tile], nq = tiles[3 * tile + 1], seq = tiles[3 * tile + 2];
+  // Blocks start in order x (head) fastest, then y (64-query part of a tile): later parts of a
+  // sequence see more keys, so they go first, with all heads of a part together (they share K/V
+  // rows in L2).
+  const int part = gridDim.y - 1 - blockIdx.y;
+  const int tile = part / kSubTiles, sub = part % kSubTiles;
+  const int first = tiles[3 * tile] + sub * kTileM;
+  const int nq = min(kTileM, tiles[3 * tile + 1] - sub * kTileM);
+  const int seq = tiles[3 * tile + 2];
+  if (nq <= 0) return;
   const int h = blockIdx.x;
   const int kvh = h / (kv.num_heads / kv.num_kv_heads);
   const int pos0 = kv.positions[first];
@@ -245,7 +254,7 @@ cudaError_t launch_for_dim(const PagedKv& kv, const int32_t* tiles, int32_t num_
   cudaError_t status =
       cudaFuncSetAttribute(prefill_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (status != cudaSuccess) return status;
-  prefill_kernel<D><<<dim3(kv.num_heads, num_tiles), kWarps * 32, smem, stream>>>(kv, tiles);
+  prefill_kernel<D><<<dim3(kv.num_heads, num_tiles * kSubTiles), kWarps * 32, smem, stream>>>(kv, tiles);
   return cudaGetLastError();
 }
 
@@ -255,6 +264,12 @@ bool prefill_attention_supports(int32_t head_dim) { return head_dim == 64 || hea
 
 cudaError_t launch_prefill_attention(const PagedKv& kv, const int32_t* tiles, int32_t num_tiles,
                                      cudaStream_t stream) {
+  if (prefill_attention_sm90_supports(kv)) return launch_prefill_attention_sm90(kv, tiles, num_tiles, stream);
+  return launch_prefill_attention_mma(kv, tiles, num_tiles, stream);
+}
+
+cudaError_t launch_prefill_attention_mma(const PagedKv& kv, const int32_t* tiles, int32_t num_tiles,
+                                         cudaStream_t stream) {
   if (num_tiles == 0) return cudaSuccess;
   if (kv.num_kv_heads <= 0 || kv.num_heads % kv.num_kv_heads != 0) return cudaErrorInvalidValue;
   switch (kv.head_dim) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "gpu/cuda/attention.h"
 #include "gpu/device_ceilings.h"
@@ -77,26 +79,33 @@ void make_setup(PagedSetup& s, int seqs, int ctx, int q_len) {
   s.kv.scale = 0.088388f;
 }
 
+// Decode attention alone: one query per sequence at position ctx - 1. GB/s = K + V bytes read.
+void bench_decode(const Ceilings& c, int batch, int ctx, int splits) {
+  PagedSetup s;
+  make_setup(s, batch, ctx, 1);
+  std::vector<int32_t> tokens(batch);
+  std::iota(tokens.begin(), tokens.end(), 0);
+  DeviceBuffer d_tokens(tokens.size() * 4);
+  check_cuda(cudaMemcpy(d_tokens.get(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice), "upload");
+  DeviceBuffer acc(size_t(batch) * s.Hq * splits * s.D * 4), ml(size_t(batch) * s.Hq * splits * 2 * 4);
+  DecodeWork work{d_tokens.as<int32_t>(), batch, splits, acc.as<float>(), ml.as<float>()};
+  const double ms = time_ms([&] { check_cuda(launch_decode_attention(s.kv, work, nullptr), "decode"); }, 5, 50);
+  const double bytes = double(batch) * ctx * s.Hkv * s.D * 2 * 2;
+  const double gbps = bytes / (ms * 1e-3) / 1e9;
+  const std::string name = "decode_attention_b" + std::to_string(batch) + "_ctx" + std::to_string(ctx) + "_splits" +
+                           std::to_string(splits);
+  report(name, gbps, "GB/s", c.copy_gbps, gbps / c.copy_gbps);
+  report(name + "_us", ms * 1e3, "us", 0, 0);
+}
+
 }  // namespace
 
 void bench_attention(const Ceilings& c) {
-  {  // decode: batch 64, context 2048
-    const int batch = 64, ctx = 2048;
-    PagedSetup s;
-    make_setup(s, batch, ctx, 1);
-    std::vector<int32_t> tokens(batch);
-    std::iota(tokens.begin(), tokens.end(), 0);
-    DeviceBuffer d_tokens(tokens.size() * 4);
-    check_cuda(cudaMemcpy(d_tokens.get(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice), "upload");
-    for (int splits : {1, 2, 4, 8}) {
-      DeviceBuffer acc(size_t(batch) * s.Hq * splits * s.D * 4), ml(size_t(batch) * s.Hq * splits * 2 * 4);
-      DecodeWork work{d_tokens.as<int32_t>(), batch, splits, acc.as<float>(), ml.as<float>()};
-      const double ms = time_ms([&] { check_cuda(launch_decode_attention(s.kv, work, nullptr), "decode"); }, 5, 50);
-      const double bytes = double(batch) * ctx * s.Hkv * s.D * 2 * 2;
-      const double gbps = bytes / (ms * 1e-3) / 1e9;
-      report("decode_attention_b64_ctx2048_splits" + std::to_string(splits), gbps, "GB/s", c.copy_gbps, gbps / c.copy_gbps);
-    }
-  }
+  // decode: batch 64 at context 2,048 for 1..8 splits; batch 1 at short contexts with the 32 splits
+  // the backend asks for there (the kernel uses one per 64 keys); batch 256 at 512 with 1 split.
+  for (int splits : {1, 2, 4, 8}) bench_decode(c, 64, 2048, splits);
+  for (int ctx : {128, 512, 1024}) bench_decode(c, 1, ctx, 32);
+  bench_decode(c, 256, 512, 1);
   {  // prefill: one 4096-token sequence, causal
     const int T = 4096;
     PagedSetup s;
@@ -106,12 +115,17 @@ void bench_attention(const Ceilings& c) {
     DeviceBuffer d_tiles(tiles.size() * 4);
     check_cuda(cudaMemcpy(d_tiles.get(), tiles.data(), tiles.size() * 4, cudaMemcpyHostToDevice), "upload");
     const int num_tiles = static_cast<int>(tiles.size() / 3);
-    const double ms = time_ms([&] {
-      check_cuda(launch_prefill_attention(s.kv, d_tiles.as<int32_t>(), num_tiles, nullptr), "prefill");
-    }, 3, 20);
     const double flops = 4.0 * s.Hq * s.D * (double(T) * (T + 1) / 2);
-    const double tflops = flops / (ms * 1e-3) / 1e12;
-    report("prefill_attention_4096_causal_d128", tflops, "TFLOP/s", c.gemm_tflops, tflops / c.gemm_tflops);
+    // The dispatched kernel (Hopper wgmma for head_dim 128), then the mma.sync fallback alone.
+    for (const auto& [suffix, launch] : {std::pair{"", &launch_prefill_attention},
+                                         std::pair{"_mma_sync", &launch_prefill_attention_mma}}) {
+      const double ms = time_ms([&] {
+        check_cuda(launch(s.kv, d_tiles.as<int32_t>(), num_tiles, nullptr), "prefill");
+      }, 3, 20);
+      const double tflops = flops / (ms * 1e-3) / 1e12;
+      report(std::string("prefill_attention_4096_causal_d128") + suffix, tflops, "TFLOP/s", c.gemm_tflops,
+             tflops / c.gemm_tflops);
+    }
   }
 }
 
