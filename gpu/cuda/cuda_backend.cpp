@@ -227,8 +227,12 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const ModelConfig& c = config_;
   const auto* meta = act_.meta.as<int32_t>();
   if (R > 0) {
-    check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), act_.proj.as<__nv_bfloat16>(), weights_.final_norm,
-                                  act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
+    // After fused layers the residual is complete (nothing left in proj to add). The LM head
+    // stays on cuBLASLt: at 1 GB its GEMV streams at ~1.05x copy bandwidth against the fused
+    // GEMV's ~0.99x, more than the final-norm kernel costs (zinfer-cuda-bench gemv).
+    const bool complete = fused_decode(st.padded_tokens);
+    check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), complete ? nullptr : act_.proj.as<__nv_bfloat16>(),
+                                  weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
                                   static_cast<float>(c.rms_norm_eps), compute_, meta + layout_->sample_rows),
                "final norm");
     gemm_->linear_f32_out(act_.final_rows.as<__nv_bfloat16>(), weights_.lm_head, act_.logits.as<float>(), R,
@@ -284,7 +288,8 @@ std::vector<float> CudaBackend::forward_logits(const SequenceInput& seq) {
   run_layers(st);
   const ModelConfig& c = config_;
   const int32_t T = st.num_tokens;
-  check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), act_.proj.as<__nv_bfloat16>(), weights_.final_norm,
+  const __nv_bfloat16* last_proj = fused_decode(st.padded_tokens) ? nullptr : act_.proj.as<__nv_bfloat16>();
+  check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), last_proj, weights_.final_norm,
                                 act_.normed.as<__nv_bfloat16>(), T, c.hidden_size, static_cast<float>(c.rms_norm_eps),
                                 compute_),
              "final norm");

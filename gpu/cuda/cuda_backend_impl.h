@@ -59,6 +59,10 @@ class CudaBackend final : public Backend {
   void run_layers_maybe_graph(const PackedStep& step);
   int32_t decode_splits(int32_t num_tokens) const;
   int32_t graph_bucket(int32_t num_tokens) const;            // 0: no graph for this size
+  // Whether a step of num_tokens rows runs the fused GEMV layers (gemv.h); they leave the residual
+  // stream complete (the last down projection already added), where the cuBLASLt layers leave
+  // the last projection in act_.proj for the final norm to add.
+  bool fused_decode(int32_t num_tokens) const;
 
   // cuda_backend.cpp
   void init(const BackendOptions& options, const ModelConfig& config, const uint64_t* random_seed);

@@ -7,6 +7,13 @@
 //   proj    [T, H]      = attn · Wo^T
 //   normed              = rmsnorm(residual += proj)
 //   gate_up [T, 2I]     = normed · Wgu^T;  act [T, I] = silu(gate) * up;  proj = act · Wdown^T
+// Steps of at most kFusedDecodeMaxTokens rows (decode at batch 1-2) run the linear layers as
+// GEMVs that stream the weights at close to copy bandwidth and absorb the small kernels around
+// them (gemv.h): qkv and gate_up normalise the residual in their prologue, o and down add into
+// the residual in their epilogue, gate_up computes silu(gate) * up in its epilogue. Per layer
+// that is 6 kernels instead of 9, with the same bf16 roundings; the residual stream is then
+// complete after each layer (fused_decode). At 4 rows and more cuBLASLt's tensor cores win
+// (zinfer-cuda-bench gemv), so those steps keep the unfused layers.
 #include <algorithm>
 #include <cmath>
 
@@ -14,11 +21,22 @@
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/embedding.h"
+#include "gpu/cuda/gemv.h"
 #include "gpu/cuda/qkv_rope.h"
 #include "gpu/cuda/rmsnorm.h"
 #include "gpu/cuda/silu_mul.h"
 
 namespace zinfer::gpu::cuda {
+
+namespace {
+constexpr int32_t kFusedDecodeMaxTokens = 2;
+}  // namespace
+
+bool CudaBackend::fused_decode(int32_t num_tokens) const {
+  const ModelConfig& c = config_;
+  return num_tokens >= 1 && num_tokens <= kFusedDecodeMaxTokens && gemv_supports(num_tokens, c.hidden_size) &&
+         gemv_supports(num_tokens, c.num_attention_heads * c.head_dim) && gemv_supports(num_tokens, c.intermediate_size);
+}
 
 int32_t CudaBackend::decode_splits(int32_t num_tokens) const {
   // Enough blocks to cover the chip a few times over; each split keeps >= 64 keys (the kernel
@@ -67,11 +85,25 @@ void CudaBackend::run_layers(const PackedStep& st) {
                               T, H, c.vocab_size, residual, bad_ids, compute_),
              "embedding");
   const int32_t splits = st.num_decode > 0 ? decode_splits(st.num_decode) : 1;
+  const bool fused = fused_decode(T);
+  const int32_t qkv_width = (Hq + 2 * Hkv) * D;
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& W = weights_.layers[l];
-    check_cuda(launch_add_rmsnorm(residual, l == 0 ? nullptr : proj, W.input_norm, normed, T, H, eps, compute_),
-               "input norm");
-    gemm_->linear(normed, W.qkv, qkv, T, static_cast<int64_t>(Hq + 2 * Hkv) * D, H, compute_);
+    if (fused) {
+      GemvArgs g;
+      g.input = GemvInput::kRmsNorm;
+      g.norm_residual = residual;
+      g.norm_weight = W.input_norm;
+      g.norm_eps = eps;
+      g.w = W.qkv;
+      g.y_bf16 = qkv;
+      g.m = T, g.n = qkv_width, g.k = H;
+      check_cuda(launch_gemv(g, compute_), "qkv gemv");
+    } else {
+      check_cuda(launch_add_rmsnorm(residual, l == 0 ? nullptr : proj, W.input_norm, normed, T, H, eps, compute_),
+                 "input norm");
+      gemm_->linear(normed, W.qkv, qkv, T, qkv_width, H, compute_);
+    }
 
     QkvRopeParams rp;
     rp.qkv = qkv;
@@ -113,6 +145,33 @@ void CudaBackend::run_layers(const PackedStep& st) {
     }
     if (st.num_tiles > 0) {
       check_cuda(launch_prefill_attention(kv, meta + L.tiles, st.num_tiles, compute_), "prefill attention");
+    }
+    if (fused) {
+      GemvArgs o;  // residual += attn · Wo^T
+      o.output = GemvOutput::kAddToResidual;
+      o.x = attn;
+      o.w = W.o;
+      o.residual_out = residual;
+      o.m = T, o.n = H, o.k = Hq * D;
+      check_cuda(launch_gemv(o, compute_), "o gemv");
+      GemvArgs gu;  // act = silu(gate) * up of rmsnorm(residual) · Wgu^T
+      gu.input = GemvInput::kRmsNorm;
+      gu.output = GemvOutput::kSiluMul;
+      gu.norm_residual = residual;
+      gu.norm_weight = W.post_norm;
+      gu.norm_eps = eps;
+      gu.w = W.gate_up;
+      gu.y_bf16 = mlp;
+      gu.m = T, gu.n = 2 * I, gu.k = H;
+      check_cuda(launch_gemv(gu, compute_), "gate_up gemv");
+      GemvArgs down;  // residual += act · Wdown^T
+      down.output = GemvOutput::kAddToResidual;
+      down.x = mlp;
+      down.w = W.down;
+      down.residual_out = residual;
+      down.m = T, down.n = H, down.k = I;
+      check_cuda(launch_gemv(down, compute_), "down gemv");
+      continue;
     }
     gemm_->linear(attn, W.o, proj, T, H, static_cast<int64_t>(Hq) * D, compute_);
     check_cuda(launch_add_rmsnorm(residual, proj, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");

@@ -49,6 +49,7 @@ struct Ceilings {
 
 Ceilings measure_ceilings();
 void bench_attention(const Ceilings& c);
+void bench_gemv(const Ceilings& c);
 void bench_model(const Ceilings& c, int layers, int throughput_prompts);
 
 }  // namespace zinfer::gpu::cuda::bench

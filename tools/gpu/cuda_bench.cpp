@@ -1,7 +1,7 @@
 // zinfer-cuda-bench: measures the two ceilings (copy bandwidth, cuBLASLt bf16 GEMM rate) and then
 // the CUDA backend's kernels and whole-model latency/throughput against them, in one process so
 // that every ratio uses ceilings from the same run.
-//   zinfer-cuda-bench [all|ceilings|attention|model] [--layers N] [--prompts N]
+//   zinfer-cuda-bench [all|ceilings|attention|gemv|model] [--layers N] [--prompts N]
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     std::printf("device %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
     const Ceilings c = measure_ceilings();
     if (what == "all" || what == "attention") bench_attention(c);
+    if (what == "all" || what == "gemv") bench_gemv(c);
     if (what == "all" || what == "model") bench_model(c, layers, prompts);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zinfer-cuda-bench: %s\n", e.what());

@@ -1,0 +1,108 @@
+// The gemv section of zinfer-cuda-bench: the skinny GEMM (gpu/cuda/gemv.h) at Llama-3-8B's linear
+// shapes and 1, 2, 4, 8 rows, next to cuBLASLt on the same operands, as GB/s of weight bytes and
+// the fraction of copy bandwidth. Each figure is a CUDA graph of back-to-back launches over enough
+// copies of W (>= 128 MB) that no launch finds its weights in L2, as in a decode step where every
+// layer has its own. "gemv_fused" is the variant the decode layers run (RMSNorm prologue,
+// residual-add or SiLU·mul epilogue), "gemv_serial" the plain one without programmatic launch.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/gemm.h"
+#include "gpu/cuda/gemv.h"
+#include "gpu/cuda/random_fill.h"
+#include "tools/gpu/bench_common.h"
+
+namespace zinfer::gpu::cuda::bench {
+namespace {
+
+struct LinearShape {
+  const char* name;
+  int n, k;
+  bool fused;               // the decode layers run it as a GEMV (cuda_forward.cpp) with
+  GemvInput fused_input;    // this prologue
+  GemvOutput fused_output;  // and this epilogue
+};
+
+// Milliseconds per launch of enqueue(i) for i in [0, copies), replayed as one graph.
+double graph_ms_per_launch(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (int i = 0; i < copies; ++i) enqueue(i);
+  check_cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaGraphDestroy(graph);
+  const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 3, 20, stream);
+  cudaGraphExecDestroy(exec);
+  return ms / copies;
+}
+
+}  // namespace
+
+void bench_gemv(const Ceilings& c) {
+  const LinearShape shapes[] = {{"qkv", 6144, 4096, true, GemvInput::kRmsNorm, GemvOutput::kBf16},
+                                {"o", 4096, 4096, true, GemvInput::kBf16, GemvOutput::kAddToResidual},
+                                {"gate_up", 28672, 4096, true, GemvInput::kRmsNorm, GemvOutput::kSiluMul},
+                                {"down", 4096, 14336, true, GemvInput::kBf16, GemvOutput::kAddToResidual},
+                                {"lm_head", 128256, 4096, false, GemvInput::kBf16, GemvOutput::kBf16}};
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  Gemm gemm;
+  for (const LinearShape& s : shapes) {
+    const size_t elems = static_cast<size_t>(s.n) * s.k, bytes = elems * 2;
+    const int copies = std::max<int>(4, static_cast<int>((size_t{128} << 20) / bytes + 1));
+    DeviceBuffer w(bytes * copies, "gemv bench weights"), x(size_t{kGemvMaxRows} * s.k * 2, "gemv bench x"),
+        y(size_t{kGemvMaxRows} * s.n * 2, "gemv bench y"), y32(size_t{kGemvMaxRows} * s.n * 4, "gemv bench y"),
+        residual(size_t{kGemvMaxRows} * s.k * 4, "gemv bench residual"), norm_w(size_t(s.k) * 4, "gemv bench norm");
+    check_cuda(launch_fill_random_bf16(w.as<__nv_bfloat16>(), static_cast<int64_t>(elems) * copies, 21, 0.f, 0.02f,
+                                       stream),
+               "fill");
+    check_cuda(launch_fill_random_bf16(x.as<__nv_bfloat16>(), int64_t{kGemvMaxRows} * s.k, 22, 0.f, 1.f, stream),
+               "fill");
+    check_cuda(launch_fill_random_f32(residual.as<float>(), int64_t{kGemvMaxRows} * s.k, 23, 0.f, 1.f, stream), "fill");
+    check_cuda(launch_fill_random_f32(norm_w.as<float>(), s.k, 24, 1.f, 0.1f, stream), "fill");
+    check_cuda(cudaMemsetAsync(y32.get(), 0, y32.bytes(), stream), "memset");
+    auto weights = [&](int i) { return w.as<__nv_bfloat16>() + elems * i; };
+    for (int m : {1, 2, 4, 8}) {
+      const std::string tag = std::string(s.name) + "_" + std::to_string(s.n) + "x" + std::to_string(s.k) + "_m" +
+                              std::to_string(m);
+      auto print = [&](const char* who, double ms) {
+        const double gbps = bytes / (ms * 1e-3) / 1e9;
+        report(std::string(who) + "_" + tag + "_gbps", gbps, "GB/s", c.copy_gbps, gbps / c.copy_gbps);
+      };
+      // cuBLASLt picks its algorithm on an eager first call (it cannot time candidates in a capture).
+      gemm.linear(x.as<__nv_bfloat16>(), weights(0), y.as<__nv_bfloat16>(), m, s.n, s.k, stream);
+      auto cublas = [&](int i) {
+        gemm.linear(x.as<__nv_bfloat16>(), weights(i), y.as<__nv_bfloat16>(), m, s.n, s.k, stream);
+      };
+      print("cublaslt", graph_ms_per_launch(cublas, copies, stream));
+      if (!gemv_supports(m, s.k)) continue;
+      auto gemv_ms = [&](GemvArgs g, bool programmatic) {
+        auto launch = [&](int i) {
+          g.w = weights(i);
+          check_cuda(launch_gemv(g, stream, programmatic), "gemv");
+        };
+        return graph_ms_per_launch(launch, copies, stream);
+      };
+      GemvArgs plain;
+      plain.x = x.as<__nv_bfloat16>();
+      plain.y_bf16 = y.as<__nv_bfloat16>();
+      plain.m = m, plain.n = s.n, plain.k = s.k;
+      print("gemv", gemv_ms(plain, true));
+      print("gemv_serial", gemv_ms(plain, false));  // what overlapping the next launch is worth
+      if (!s.fused) continue;
+      GemvArgs fused = plain;  // the variant the decode layers run, with its prologue / epilogue
+      fused.input = s.fused_input;
+      fused.output = s.fused_output;
+      fused.norm_residual = residual.as<float>();
+      fused.norm_weight = norm_w.as<float>();
+      fused.residual_out = y32.as<float>();
+      print("gemv_fused", gemv_ms(fused, true));
+    }
+  }
+  check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
+}  // namespace zinfer::gpu::cuda::bench
