@@ -68,13 +68,20 @@ Setting string_setting(std::vector<std::string> allowed, std::function<std::stri
   }};
 }
 
-Setting endpoint_setting(std::function<std::string&(Config&)> field) {
+// shm:// (runtime/shm_link.h) only where the pipeline gives an endpoint exactly one sender:
+// `one_to_one`. The others (the scheduler's, the gateway's, the tokenizer's inbound endpoints)
+// take messages from several actors.
+Setting endpoint_setting(std::function<std::string&(Config&)> field, bool one_to_one = false) {
   return Setting{[=](Config& c, const toml::value& v, const std::function<void(const std::string&)>& fail) {
     if (!v.is_string()) fail("must be a string");
     std::string s = v.as_string();
-    if (!s.empty() && s.rfind("inproc://", 0) != 0 && s.rfind("ipc://", 0) != 0 && s.rfind("tcp://", 0) != 0) {
-      fail("must be an inproc://, ipc:// or tcp:// endpoint, got '" + s + "'");
+    const bool zmq_scheme = s.rfind("inproc://", 0) == 0 || s.rfind("ipc://", 0) == 0 || s.rfind("tcp://", 0) == 0;
+    const bool shm_scheme = s.rfind("shm://", 0) == 0;
+    if (!s.empty() && !zmq_scheme && !(one_to_one && shm_scheme)) {
+      if (shm_scheme) fail("cannot be shm:// (several actors send to it); use inproc://, ipc:// or tcp://");
+      fail(std::string("must be an inproc://, ipc://") + (one_to_one ? ", shm://" : "") + " or tcp:// endpoint, got '" + s + "'");
     }
+    if (shm_scheme && s.size() == 6) fail("needs a file path after shm://, got '" + s + "'");
     field(c) = s;
   }};
 }
@@ -129,8 +136,8 @@ const std::map<std::string, std::map<std::string, Setting>>& schema() {
       {"endpoints",
        {{"tokenizer", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.tokenizer; })},
         {"scheduler", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.scheduler; })},
-        {"executor", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.executor; })},
-        {"detokenizer", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.detokenizer; })},
+        {"executor", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.executor; }, true)},
+        {"detokenizer", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.detokenizer; }, true)},
         {"gateway", endpoint_setting([](Config& c) -> std::string& { return c.endpoints.gateway; })}}},
       {"runtime",
        {{"log_level", string_setting({"trace", "debug", "info", "warn", "error", "off"}, [](Config& c) -> std::string& { return c.runtime.log_level; })},

@@ -8,6 +8,7 @@
 
 #include "runtime/actor.h"
 #include "runtime/logging.h"
+#include "runtime/shm_ring.h"
 
 namespace zinfer::runtime {
 
@@ -60,6 +61,71 @@ void Loop::remove(zmq::socket_t& socket) {
       return;
     }
   }
+}
+
+void Loop::on(ShmRingReader& reader, ShmHandler handler) {
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    if (rings_[i] == &reader) {
+      ring_handlers_[i] = std::move(handler);
+      return;
+    }
+  }
+  rings_.push_back(&reader);
+  ring_handlers_.push_back(std::move(handler));
+}
+
+void Loop::remove(ShmRingReader& reader) {
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    if (rings_[i] == &reader) {
+      rings_.erase(rings_.begin() + static_cast<long>(i));
+      ring_handlers_.erase(ring_handlers_.begin() + static_cast<long>(i));
+      return;
+    }
+  }
+}
+
+bool Loop::any_ring_has_data() const {
+  for (const ShmRingReader* r : rings_) {
+    if (r->has_data()) return true;
+  }
+  return false;
+}
+
+int Loop::block(std::vector<zmq::pollitem_t>& items, std::chrono::milliseconds timeout) {
+  // The eventcount: publish "asleep" in every ring, then block unless one got data meanwhile.
+  size_t armed = 0;
+  bool data = false;
+  for (; armed < rings_.size(); ++armed) {
+    if (!rings_[armed]->prepare_sleep()) {
+      data = true;
+      break;
+    }
+  }
+  int ready = 0;
+  try {
+    ready = zmq::poll(items.data(), items.size(), data ? std::chrono::milliseconds(0) : timeout);
+  } catch (...) {
+    for (size_t i = 0; i < armed; ++i) rings_[i]->after_sleep();
+    throw;
+  }
+  const size_t first_ring = items.size() - rings_.size();
+  for (size_t i = 0; i < armed; ++i) rings_[i]->after_sleep((items[first_ring + i].revents & ZMQ_POLLIN) != 0);
+  return ready;
+}
+
+int Loop::dispatch_rings() {
+  int n = 0;
+  // Copy the list: a handler may add or remove rings.
+  std::vector<ShmRingReader*> rings = rings_;
+  for (ShmRingReader* r : rings) {
+    if (stopped_) break;
+    auto pos = std::find(rings_.begin(), rings_.end(), r);
+    if (pos == rings_.end() || !r->has_data()) continue;
+    ShmHandler h = ring_handlers_[static_cast<size_t>(pos - rings_.begin())];
+    h(*r);
+    ++n;
+  }
+  return n;
 }
 
 int64_t Loop::after(std::chrono::microseconds delay, TimerHandler handler) {
@@ -132,41 +198,71 @@ bool Loop::run_once(std::chrono::milliseconds max_wait) {
   // again within a millisecond so that such a fiber never waits long.
   if (live_fibers_ > 0) timeout = std::min(timeout, std::chrono::milliseconds(1));
 
-  std::vector<zmq::pollitem_t> items(sockets_.size());
+  // Sockets first, then the wake fds of the rings (raw fd items).
+  std::vector<zmq::pollitem_t> items(sockets_.size() + rings_.size());
   for (size_t i = 0; i < sockets_.size(); ++i) {
     items[i] = zmq::pollitem_t{sockets_[i]->handle(), 0, ZMQ_POLLIN, 0};
   }
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    items[sockets_.size() + i] = zmq::pollitem_t{nullptr, rings_[i]->wake_fd(), ZMQ_POLLIN, 0};
+  }
+  const size_t num_sockets = sockets_.size();
+  bool rings_ready = any_ring_has_data();
   try {
     // Spin, then block: right after a turn that had work, poll without sleeping for up to
     // spin_ before blocking. A thread that sleeps in epoll needs tens of microseconds to be
     // woken on an idle core (the scheduler and the core's power state), which would be most of
     // an inproc round trip; a loop that has just been busy is likely to get its next message soon.
     int ready = 0;
-    if (had_work_ && spin_.count() > 0 && timeout.count() > 0) {
+    if (!rings_ready && had_work_ && spin_.count() > 0 && timeout.count() > 0) {
       auto until = Clock::now() + spin_;
       // Yield between polls: where the cores are oversubscribed the peer we wait for may need
-      // this very core, and a plain spin would hold it off for the whole spin.
-      for (;;) {
-        ready = zmq::poll(items.data(), items.size(), std::chrono::milliseconds(0));
-        if (ready != 0 || Clock::now() >= until) break;
+      // this very core, and a plain spin would hold it off for the whole spin. The rings cost
+      // one load each, so they are checked every round; the sockets (a system call) every
+      // other round when there are rings to watch.
+      for (unsigned round = 0;; ++round) {
+        if (any_ring_has_data()) {
+          rings_ready = true;
+          break;
+        }
+        if (rings_.empty() || round % 2 == 0) {
+          ready = zmq::poll(items.data(), num_sockets, std::chrono::milliseconds(0));
+          if (ready != 0) break;
+        }
+        if (Clock::now() >= until) break;
         std::this_thread::yield();
       }
     }
-    if (ready == 0) ready = zmq::poll(items.data(), items.size(), timeout);
-    had_work_ = ready > 0;
+    if (ready == 0 && !rings_ready) {
+      if (rings_.empty()) {
+        ready = zmq::poll(items.data(), items.size(), timeout);
+      } else {
+        block(items, timeout);
+        ready = 0;
+        for (size_t i = 0; i < num_sockets; ++i) ready += (items[i].revents & ZMQ_POLLIN) != 0;
+        rings_ready = any_ring_has_data();
+      }
+    }
+    // Rings with data skipped the poll: look at the sockets too, every fourth such turn (a
+    // system call each time), so that a ring that never runs dry cannot starve them ($TERM).
+    if (rings_ready && ready == 0 && num_sockets > 0 && (++ring_turns_ & 3) == 0) {
+      ready = zmq::poll(items.data(), num_sockets, std::chrono::milliseconds(0));
+    }
+    had_work_ = ready > 0 || rings_ready;
   } catch (const zmq::error_t& e) {
     if (e.num() == EINTR) return !stopped_;
     throw;
   }
   // Copy the socket list: a handler may add or remove sockets.
   std::vector<zmq::socket_t*> polled = sockets_;
-  for (size_t i = 0; i < items.size() && !stopped_; ++i) {
+  for (size_t i = 0; i < num_sockets && !stopped_; ++i) {
     if ((items[i].revents & ZMQ_POLLIN) == 0) continue;
     auto pos = std::find(sockets_.begin(), sockets_.end(), polled[i]);
     if (pos == sockets_.end()) continue;
     SocketHandler h = handlers_[static_cast<size_t>(pos - sockets_.begin())];
     h(*polled[i]);
   }
+  if (rings_ready && !stopped_) dispatch_rings();
   if (!stopped_) fire_due_timers();
   return !stopped_;
 }

@@ -1,11 +1,17 @@
-// The reactor of one actor thread: poll a set of ZeroMQ sockets and timers and call their
-// handlers; run Boost.Fiber fibers in between, so that one actor keeps many requests in flight
+// The reactor of one actor thread: poll a set of ZeroMQ sockets, shm ring readers and timers and
+// call their handlers; run Boost.Fiber fibers in between, so that one actor keeps many requests in flight
 // (a fiber waiting for a reply — RpcClient::call — blocks only itself, not the actor).
 //
 // The loop itself runs on the thread's main fiber. Each turn it first lets every ready fiber run
 // until it blocks or ends, then polls (timeout 0 if a fiber became ready meanwhile, else until
 // the next timer), then calls the handlers of readable sockets and of due timers. A handler that
 // fulfils a fiber's promise makes that fiber ready for the next turn.
+//
+// A shm ring reader (runtime/shm_ring.h) is watched without system calls while the loop spins
+// (one atomic load of the ring's tail per turn) and through its wake fd while the loop sleeps:
+// before blocking the loop publishes "asleep" in each ring (the eventcount), so that a writer
+// signals the fd; a ring that got data in between keeps the loop from blocking at all. Its
+// handler is called whenever the ring holds bytes, and should drain what it can.
 //
 // Everything here is used from the loop's own thread only.
 #pragma once
@@ -21,10 +27,12 @@
 namespace zinfer::runtime {
 
 class Pipe;
+class ShmRingReader;
 
 class Loop {
  public:
   using SocketHandler = std::function<void(zmq::socket_t&)>;
+  using ShmHandler = std::function<void(ShmRingReader&)>;
   using TimerHandler = std::function<void()>;
   using Clock = std::chrono::steady_clock;
 
@@ -36,6 +44,9 @@ class Loop {
 
   void on(zmq::socket_t& socket, SocketHandler handler);
   void remove(zmq::socket_t& socket);
+  // A shm ring's reader side (one loop at a time may watch a ring: the sleep flag is the ring's).
+  void on(ShmRingReader& reader, ShmHandler handler);
+  void remove(ShmRingReader& reader);
   // Timers: ids are positive; a repeating timer fires every `period` until cancelled.
   int64_t after(std::chrono::microseconds delay, TimerHandler handler);
   int64_t every(std::chrono::microseconds period, TimerHandler handler);
@@ -60,16 +71,24 @@ class Loop {
   };
   void run_ready_fibers();
   void fire_due_timers();
+  bool any_ring_has_data() const;
+  // Blocks in zmq::poll up to `timeout`, the rings armed for a wake-up (returns at once if one
+  // got data meanwhile); returns the number of ready sockets.
+  int block(std::vector<zmq::pollitem_t>& items, std::chrono::milliseconds timeout);
+  int dispatch_rings();  // calls the handlers of rings that hold data; returns how many
 
   Pipe* pipe_ = nullptr;
   std::vector<zmq::socket_t*> sockets_;
   std::vector<SocketHandler> handlers_;
+  std::vector<ShmRingReader*> rings_;
+  std::vector<ShmHandler> ring_handlers_;
   std::map<int64_t, Timer> timers_;
   int64_t next_timer_id_ = 1;
   bool stopped_ = false;
   int64_t live_fibers_ = 0;
   std::chrono::microseconds spin_{50};
   bool had_work_ = false;
+  unsigned ring_turns_ = 0;
 };
 
 }  // namespace zinfer::runtime

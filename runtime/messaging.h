@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "protocol/envelope.h"
+#include "runtime/link.h"
 
 namespace zinfer::runtime {
 
@@ -18,6 +19,12 @@ bool send_message(zmq::socket_t& socket, const T& msg, bool dontwait = false) {
   std::string bytes = protocol::encode(msg);
   auto r = socket.send(zmq::buffer(bytes), dontwait ? zmq::send_flags::dontwait : zmq::send_flags::none);
   return r.has_value();
+}
+
+// Sends one message on an actor's link (runtime/link.h); waits while the peer's queue is full.
+template <class T>
+void send_message(Link& link, const T& msg) {
+  link.send(protocol::encode(msg));
 }
 
 // Sends [identity][message] on a ROUTER socket.

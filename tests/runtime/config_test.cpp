@@ -70,6 +70,22 @@ TEST(Config, OutOfRangeNamesKeyAndLine) {
   EXPECT_NE(e.find("endpoints.scheduler"), std::string::npos) << e;
 }
 
+TEST(Config, ShmEndpointsOnlyWhereOneActorSends) {
+  runtime::Config c = runtime::parse_config(
+      "[endpoints]\nexecutor = \"shm:///tmp/x.shm\"\ndetokenizer = \"shm:///tmp/d.shm\"\n", "test.toml");
+  EXPECT_EQ(c.endpoints.executor, "shm:///tmp/x.shm");
+  EXPECT_EQ(c.endpoints.detokenizer, "shm:///tmp/d.shm");
+  std::string e = error_of("[endpoints]\n\nscheduler = \"shm:///tmp/s.shm\"\n");
+  EXPECT_NE(e.find("endpoints.scheduler"), std::string::npos) << e;
+  EXPECT_NE(e.find("test.toml:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("several actors send"), std::string::npos) << e;
+  e = error_of("[endpoints]\nexecutor = \"shm://\"\n");
+  EXPECT_NE(e.find("endpoints.executor"), std::string::npos) << e;
+  EXPECT_NE(e.find("path"), std::string::npos) << e;
+  e = error_of("[endpoints]\ndetokenizer = \"shmem:///tmp/x\"\n");
+  EXPECT_NE(e.find("shm://"), std::string::npos) << e;
+}
+
 TEST(Config, SyntaxErrorNamesFile) {
   std::string e = error_of("[server\nport = 1\n");
   EXPECT_NE(e.find("test.toml"), std::string::npos) << e;
