@@ -11,6 +11,7 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/attention_decode_internal.cuh"
 #include "gpu/cuda/attention_device.cuh"
+#include "gpu/cuda/programmatic_launch.cuh"
 
 namespace zinfer::gpu::cuda {
 namespace {
@@ -39,6 +40,10 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
   __shared__ float s_m[kParts][G];
   __shared__ float s_l[kParts][G];
 
+  // Launched programmatically (see programmatic_launch.cuh): the merge, or the o projection's
+  // GEMV, may start on idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
+  allow_next_kernel();
+  wait_for_previous_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = lane / kLanes, sub = lane % kLanes;
   const int hd = kv.head_dim;
@@ -193,7 +198,12 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
 }
 
 // Block (token, head): merges the splits' partial results with their log-sum-exp weights.
+// Launched programmatically: its blocks start while the attention kernel runs and let the next
+// kernel (the o projection's GEMV at batch 1-2) start too, which then streams its first weights
+// during the attention instead of after it.
 __global__ void merge_splits_kernel(PagedKv kv, DecodeWork work, int head_dim) {
+  allow_next_kernel();
+  wait_for_previous_kernel();
   const int t = work.tokens[blockIdx.x];
   const int h = blockIdx.y;
   const int num_splits = work.num_splits;
@@ -217,8 +227,8 @@ template <int D, int G>
 cudaError_t launch_for_group(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
   const int head_groups = kv.num_heads / kv.num_kv_heads / G;
   const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
-  decode_kernel<D, G><<<grid, kWarps * 32, 0, stream>>>(kv, work, head_groups);
-  cudaError_t status = cudaGetLastError();
+  ProgrammaticLaunch launch(grid, dim3(kWarps * 32), 0, stream, /*programmatic=*/true);
+  cudaError_t status = cudaLaunchKernelEx(&launch.config, decode_kernel<D, G>, kv, work, head_groups);
   if (status != cudaSuccess || work.num_splits == 1) return status;
   return launch_decode_merge(kv, work, stream);
 }
@@ -237,8 +247,8 @@ cudaError_t launch_for_dim(const PagedKv& kv, const DecodeWork& work, cudaStream
 
 cudaError_t launch_decode_merge(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
   const int threads = kv.head_dim < 128 ? (kv.head_dim + 31) / 32 * 32 : 128;
-  merge_splits_kernel<<<dim3(work.num_tokens, kv.num_heads), threads, 0, stream>>>(kv, work, kv.head_dim);
-  return cudaGetLastError();
+  ProgrammaticLaunch launch(dim3(work.num_tokens, kv.num_heads), dim3(threads), 0, stream, /*programmatic=*/true);
+  return cudaLaunchKernelEx(&launch.config, merge_splits_kernel, kv, work, kv.head_dim);
 }
 
 bool decode_attention_supports(int32_t head_dim) { return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0; }

@@ -30,6 +30,7 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/attention_decode_internal.cuh"
 #include "gpu/cuda/attention_device.cuh"
+#include "gpu/cuda/programmatic_launch.cuh"
 
 namespace zinfer::gpu::cuda {
 namespace decode_mma {
@@ -104,6 +105,10 @@ template <int D>
 __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, DecodeWork work, int head_groups) {
   using S = Shape<D>;
   extern __shared__ __align__(128) unsigned char smem[];
+  // Launched programmatically (see programmatic_launch.cuh): the merge, or the o projection's
+  // GEMV, may start on idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
+  allow_next_kernel();
+  wait_for_previous_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = lane / 4, quad = lane % 4;  // MMA fragment coordinates: row = query head
 
@@ -314,8 +319,8 @@ cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStr
   const int group_size = kv.num_heads / kv.num_kv_heads;
   const int head_groups = (group_size + decode_mma::kRows - 1) / decode_mma::kRows;
   const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
-  decode_mma::decode_mma_kernel<D><<<grid, decode_mma::kWarps * 32, S::kBlockBytes, stream>>>(kv, work, head_groups);
-  status = cudaGetLastError();
+  ProgrammaticLaunch launch(grid, dim3(decode_mma::kWarps * 32), S::kBlockBytes, stream, /*programmatic=*/true);
+  status = cudaLaunchKernelEx(&launch.config, decode_mma::decode_mma_kernel<D>, kv, work, head_groups);
   if (status != cudaSuccess || work.num_splits == 1) return status;
   return launch_decode_merge(kv, work, stream);
 }

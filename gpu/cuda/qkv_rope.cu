@@ -1,5 +1,7 @@
 #include "gpu/cuda/qkv_rope.h"
 
+#include "gpu/cuda/programmatic_launch.cuh"
+
 namespace zinfer::gpu::cuda {
 namespace {
 
@@ -10,6 +12,9 @@ constexpr int kMaxHeadDim = 512;
 // in float32 so the norm and the rotation read them once.
 __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) {
   __shared__ float stage[kWarps][kMaxHeadDim];
+  // Launched programmatically: the block may be resident before the qkv projection has ended.
+  allow_next_kernel();
+  wait_for_previous_kernel();
   const int t = blockIdx.x;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // blockIdx.y picks a group of kWarps heads, one per warp: a decode step of a few tokens still
@@ -70,8 +75,8 @@ cudaError_t launch_qkv_rope(const QkvRopeParams& p, cudaStream_t stream) {
   const int total_heads = p.num_heads + 2 * p.num_kv_heads;
   // Small steps: one warp per head. Large steps: enough blocks from the tokens alone.
   const int head_blocks = p.num_tokens >= 64 ? 1 : (total_heads + kWarps - 1) / kWarps;
-  qkv_rope_kernel<<<dim3(p.num_tokens, head_blocks), kWarps * 32, 0, stream>>>(p);
-  return cudaGetLastError();
+  ProgrammaticLaunch launch(dim3(p.num_tokens, head_blocks), dim3(kWarps * 32), 0, stream, /*programmatic=*/true);
+  return cudaLaunchKernelEx(&launch.config, qkv_rope_kernel, p);
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -1,8 +1,11 @@
 // The GEMV kernel template behind gemv.h; each (input, output) variant is instantiated in its own
 // .cu file of this folder, for padded row counts 1, 2, 4 and 8.
 //
-// Work split: one block of 16 warps per SM (512 threads x <= 128 registers fill the register
-// file). Each warp owns whole rows of W: rows warp_id, warp_id + total_warps, ... and streams them
+// Work split: two blocks of 8 warps per SM (2 x 256 threads x <= 128 registers fill the register
+// file). Two half-size blocks rather than one of 16 warps: an SM whose first block ends takes a
+// block of the next kernel (launched programmatically) while its second still streams, so the
+// next kernel's first weight loads overlap this one's tail instead of waiting for the whole SM
+// to drain (decode at batch 1, Llama-3-8B shapes, H200: 4.37 -> 4.32 ms). Each warp owns whole rows of W: rows warp_id, warp_id + total_warps, ... and streams them
 // in batches of 8 16-byte loads per lane (a warp-wide load instruction reads 512 contiguous bytes,
 // whole DRAM bursts). Batches are double-buffered in registers, so 8-16 loads (128-256 bytes) per
 // lane are in flight: 64-128 KB per SM, above the ~50 KB that ~4.4 TB/s x ~1.5 us of loaded HBM
@@ -21,11 +24,13 @@
 #include <cstdint>
 
 #include "gpu/cuda/gemv.h"
+#include "gpu/cuda/programmatic_launch.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
-constexpr int kWarps = 16;
+constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
+constexpr int kBlocksPerSm = 2;  // 2 x 256 threads x <= 128 registers fill the register file
 constexpr int kLoadsPerBatch = 8;                       // 16-byte loads per lane per batch
 constexpr int kChunksPerBatch = 32 * kLoadsPerBatch;    // 8-element chunks of a row per warp batch
 
@@ -55,11 +60,6 @@ __device__ __forceinline__ uint4 load_weights(const __nv_bfloat16* p) {
 __device__ __forceinline__ void add_to_residual(float* p, float v) {
   asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
-
-// Programmatic dependent launch: wait for the previous kernel in the stream (a no-op without
-// the launch attribute), and let the next one start scheduling.
-__device__ __forceinline__ void wait_for_previous_kernel() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void allow_next_kernel() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
 // bf16 -> float is a 16-bit shift: two values per 32-bit register.
 __device__ __forceinline__ float bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
@@ -144,7 +144,7 @@ __host__ __device__ constexpr int rows_per_output() {
 }
 
 template <int MT, GemvInput IN, GemvOutput OUT>
-__global__ void __launch_bounds__(kThreads, 1) gemv_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_kernel(const Params p) {
   constexpr int kHalves = rows_per_output<OUT>();
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float reduce[kWarps][MT];
@@ -217,15 +217,17 @@ __global__ void __launch_bounds__(kThreads, 1) gemv_kernel(const Params p) {
   };
 
   uint4 wa[kLoadsPerBatch], wb[kLoadsPerBatch];
-  // The first weights are requested before waiting for the previous kernel: they depend on
-  // nothing it writes, so their latency overlaps its tail.
+  // The first two batches of weights are requested before waiting for the previous kernel: they
+  // depend on nothing it writes, so they stream in while it finishes (after short kernels such
+  // as the decode attention's merge, this block may have started on an idle SM long before).
   if (steps > 0) load(wa, 0);
+  if (steps > 1) load(wb, 1);
   wait_for_previous_kernel();
   stage_input<MT, IN>(p, xs, reduce);
   __syncthreads();
   allow_next_kernel();
   for (int s = 0; s < steps; s += 2) {
-    if (s + 1 < steps) load(wb, s + 1);
+    if (s > 0 && s + 1 < steps) load(wb, s + 1);
     consume(wa, s);
     if (s + 1 < steps) {
       if (s + 2 < steps) load(wa, s + 2);
@@ -247,9 +249,9 @@ inline int sm_count() {
 }
 
 // Blocks so that every warp owns the same number of outputs (within one): with R per warp,
-// ceil(outputs / R) warps, R as small as keeps the grid within one block per SM.
+// ceil(outputs / R) warps, R as small as keeps the grid within kBlocksPerSm blocks per SM.
 inline int grid_blocks(int outputs) {
-  const int warps_available = std::max(1, sm_count()) * kWarps;
+  const int warps_available = std::max(1, sm_count()) * kWarps * kBlocksPerSm;
   const int per_warp = (outputs + warps_available - 1) / warps_available;
   const int warps = (outputs + per_warp - 1) / per_warp;
   return (warps + kWarps - 1) / kWarps;
@@ -272,17 +274,9 @@ cudaError_t launch_padded(const GemvArgs& a, cudaStream_t stream, bool programma
   }();
   if (attribute_status != cudaSuccess) return attribute_status;
   const Params p{a.x, a.norm_residual, a.norm_weight, a.norm_eps, a.w, a.y_bf16, a.residual_out, a.m, a.n, a.k};
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid_blocks(a.n / rows_per_output<OUT>()));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = x_bytes(MT, a.k);
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = programmatic_launch ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, p);
+  ProgrammaticLaunch launch(dim3(grid_blocks(a.n / rows_per_output<OUT>())), dim3(kThreads), x_bytes(MT, a.k), stream,
+                            programmatic_launch);
+  return cudaLaunchKernelEx(&launch.config, kernel, p);
 }
 
 // The row count is padded to 1, 2, 4 or 8 (the decode graph buckets); padded rows of x are zero
