@@ -9,6 +9,7 @@
 #include "actors/tokenizer/tokenizer.h"
 #include "protocol/envelope.h"
 #include "runtime/context.h"
+#include "runtime/link.h"
 #include "runtime/logging.h"
 #include "runtime/loop.h"
 #include "runtime/messaging.h"
@@ -40,9 +41,10 @@ runtime::ActorBody detokenizer_actor(const runtime::Config& config) {
     } else {
       log->warn("no tokenizer.json in {}: text will be empty, token ids still flow", config.model.path);
     }
-    zmq::socket_t in(runtime::zmq_context(), zmq::socket_type::pull);
-    runtime::configure_pipeline_socket(in);
-    in.bind(config.endpoints.detokenizer);
+    // The scheduler is the only sender here: the endpoint may be a shm:// ring (runtime/link.h).
+    runtime::LinkOptions link_options;
+    link_options.should_stop = [&pipe] { return pipe.term_requested(); };
+    auto in = runtime::open_link(runtime::Link::Role::kPull, config.endpoints.detokenizer, link_options);
     zmq::socket_t to_gateway(runtime::zmq_context(), zmq::socket_type::push);
     runtime::configure_pipeline_socket(to_gateway);
     to_gateway.connect(config.endpoints.gateway);
@@ -95,9 +97,9 @@ runtime::ActorBody detokenizer_actor(const runtime::Config& config) {
     };
 
     runtime::Loop loop(&pipe);
-    loop.on(in, [&](zmq::socket_t& sock) {
+    in->watch(loop, [&](runtime::Link& link) {
       for (int i = 0; i < 1024; ++i) {
-        auto frame = runtime::recv_frame(sock, true);
+        auto frame = link.recv();
         if (!frame) return;
         try {
           protocol::Frame f = protocol::open_owned(std::move(*frame));

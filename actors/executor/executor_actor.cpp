@@ -5,7 +5,7 @@
 
 #include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
-#include "runtime/context.h"
+#include "runtime/link.h"
 #include "runtime/logging.h"
 #include "runtime/loop.h"
 #include "runtime/messaging.h"
@@ -80,9 +80,13 @@ protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::Sam
 runtime::ActorBody executor_actor(const runtime::Config& config) {
   return [config](runtime::Pipe& pipe) {
     auto log = runtime::logger("executor");
-    zmq::socket_t router(runtime::zmq_context(), zmq::socket_type::router);
-    runtime::configure_pipeline_socket(router, 1000);
-    router.bind(config.endpoints.executor);
+    // One scheduler talks to the executor: its endpoint may be a shm:// ring pair (runtime/link.h).
+    // Each plan is answered before the next is read, so a reply goes to the sender of the
+    // message last received (a ROUTER's identity over ZeroMQ).
+    runtime::LinkOptions link_options;
+    link_options.zmq_hwm = 1000;
+    link_options.should_stop = [&pipe] { return pipe.term_requested(); };
+    auto link = runtime::open_link(runtime::Link::Role::kServer, config.endpoints.executor, link_options);
 
     auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<gpu::Backend> backend = gpu::make_backend(backend_options(config));
@@ -96,14 +100,10 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
     // not copied: at 256 sequences of thousands of tokens a copy per step cost ~40 us).
     protocol::BlockTableMirror tables;
     runtime::Loop loop(&pipe);
-    loop.on(router, [&](zmq::socket_t& s) {
+    link->watch(loop, [&](runtime::Link& peer) {
       for (int i = 0; i < 16; ++i) {
-        zmq::message_t identity;
-        if (!s.recv(identity, zmq::recv_flags::dontwait)) return;
-        if (!identity.more()) continue;
-        auto body = runtime::recv_frame(s, false);
-        if (!body) continue;
-        std::string id = identity.to_string();
+        auto body = peer.recv();
+        if (!body) return;
         try {
           protocol::Frame f = protocol::open_owned(std::move(*body));
           if (f.type() == protocol::MessageType::kStepPlan) {
@@ -131,7 +131,7 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
             }
             result.forward_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                     std::chrono::steady_clock::now() - start).count();
-            runtime::send_routed(s, id, result);
+            runtime::send_message(peer, result);
           } else if (f.type() == protocol::MessageType::kExecutorInfoRequest) {
             protocol::ExecutorInfo info;
             info.backend = backend->name();
@@ -141,14 +141,14 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
             info.max_model_len = effective_max_model_len(config, backend->config());
             info.vocab_size = backend->config().vocab_size;
             info.eos_token_ids = backend->config().eos_token_ids;
-            runtime::send_routed(s, id, info);
+            runtime::send_message(peer, info);
           } else {
             throw protocol::ProtocolError(protocol::DecodeErrorKind::kUnexpectedType,
                                           std::string("the executor does not serve ") + protocol::to_string(f.type()));
           }
         } catch (const protocol::ProtocolError& e) {
           log->warn("bad frame: {}", e.what());
-          runtime::send_routed(s, id, protocol::error_reply_for(e));
+          runtime::send_message(peer, protocol::error_reply_for(e));
         }
       }
     });

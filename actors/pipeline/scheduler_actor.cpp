@@ -2,12 +2,14 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 
 #include "actors/scheduler/scheduler_core.h"
 #include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
 #include "runtime/context.h"
+#include "runtime/link.h"
 #include "runtime/logging.h"
 #include "runtime/loop.h"
 #include "runtime/messaging.h"
@@ -20,18 +22,21 @@ using Clock = std::chrono::steady_clock;
 
 // Asks the executor what it loaded; waits as long as the model takes to load (the executor may
 // be another process still starting), but ends at once on Term.
-protocol::ExecutorInfo fetch_executor_info(zmq::socket_t& executor, runtime::Pipe& pipe) {
+protocol::ExecutorInfo fetch_executor_info(runtime::Link& executor, runtime::Pipe& pipe) {
   runtime::send_message(executor, protocol::ExecutorInfoRequest{1});
-  zmq::pollitem_t items[] = {{executor.handle(), 0, ZMQ_POLLIN, 0}, {pipe.socket().handle(), 0, ZMQ_POLLIN, 0}};
-  for (;;) {
-    zmq::poll(items, 2, std::chrono::milliseconds(1000));
-    if (items[1].revents & ZMQ_POLLIN) throw std::runtime_error("terminated while waiting for the executor");
-    if (items[0].revents & ZMQ_POLLIN) {
-      auto frame = runtime::recv_frame(executor, false);
-      if (!frame) continue;
-      return protocol::decode<protocol::ExecutorInfo>(*frame);
+  std::optional<protocol::ExecutorInfo> info;
+  runtime::Loop wait(&pipe);  // stops on $TERM
+  executor.watch(wait, [&](runtime::Link& link) {
+    if (auto frame = link.recv()) {
+      info = protocol::decode<protocol::ExecutorInfo>(*frame);
+      wait.stop();
     }
+  });
+  while (wait.run_once(std::chrono::milliseconds(1000))) {
   }
+  executor.unwatch(wait);
+  if (!info) throw std::runtime_error("terminated while waiting for the executor");
+  return *info;
 }
 
 // Aborts that arrive before their request (the client left while it was being tokenized) are
@@ -60,17 +65,19 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
     zmq::socket_t in(runtime::zmq_context(), zmq::socket_type::pull);
     runtime::configure_pipeline_socket(in);
     in.bind(config.endpoints.scheduler);
-    zmq::socket_t executor(runtime::zmq_context(), zmq::socket_type::dealer);
-    runtime::configure_pipeline_socket(executor, 1000);
-    executor.connect(config.endpoints.executor);
-    zmq::socket_t to_detok(runtime::zmq_context(), zmq::socket_type::push);
-    runtime::configure_pipeline_socket(to_detok);
-    to_detok.connect(config.endpoints.detokenizer);
+    // The executor's and the detokenizer's endpoints have this actor as their only sender, so
+    // they may be shm:// rings (runtime/link.h); a shm:// connect waits for its binder or Term.
+    runtime::LinkOptions link_options;
+    link_options.should_stop = [&pipe] { return pipe.term_requested(); };
+    runtime::LinkOptions executor_options = link_options;
+    executor_options.zmq_hwm = 1000;
+    auto executor = runtime::open_link(runtime::Link::Role::kClient, config.endpoints.executor, executor_options);
+    auto to_detok = runtime::open_link(runtime::Link::Role::kPush, config.endpoints.detokenizer, link_options);
     zmq::socket_t to_gateway(runtime::zmq_context(), zmq::socket_type::push);
     runtime::configure_pipeline_socket(to_gateway);
     to_gateway.connect(config.endpoints.gateway);
 
-    protocol::ExecutorInfo info = fetch_executor_info(executor, pipe);
+    protocol::ExecutorInfo info = fetch_executor_info(*executor, pipe);
     if (!info.error.empty()) throw std::runtime_error("the executor failed: " + info.error);
 
     scheduler::SchedulerConfig sc;
@@ -99,7 +106,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
       std::unordered_map<uint64_t, bool> rejected;
       for (const auto& e : out.errors) rejected[e.request_id] = true;
       for (const auto& s : out.starts) {
-        if (!rejected.count(s.request_id)) runtime::send_message(to_detok, s);
+        if (!rejected.count(s.request_id)) runtime::send_message(*to_detok, s);
       }
       // The step's TokenDeltas as one message, after the RequestStarts on the same socket (so
       // they still arrive first): one encode and one send per step, not one per sample.
@@ -111,14 +118,14 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
           if (!rejected.count(d.request_id)) batch.deltas.push_back(std::move(d));
         }
       }
-      if (!batch.deltas.empty()) runtime::send_message(to_detok, batch);
+      if (!batch.deltas.empty()) runtime::send_message(*to_detok, batch);
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
     };
     // Plans leave with block-table deltas (sc.block_table_deltas): the executor keeps each
     // sequence's table (protocol/block_table_delta.h).
     auto pump = [&] {
       while (auto plan = core.schedule()) {
-        runtime::send_message(executor, *plan);
+        runtime::send_message(*executor, *plan);
       }
     };
 
@@ -153,10 +160,10 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
       send_output(std::move(out));
       pump();
     });
-    loop.on(executor, [&](zmq::socket_t& s) {
+    executor->watch(loop, [&](runtime::Link& link) {
       scheduler::SchedulerOutput out;
       for (;;) {
-        auto frame = runtime::recv_frame(s, true);
+        auto frame = link.recv();
         if (!frame) break;
         try {
           protocol::Frame f = protocol::open_owned(std::move(*frame));

@@ -133,7 +133,7 @@ def _die_with_parent():
 
 class Server:
     """One zinfer deployment on free ports: `zinfer serve` (threads) or `zinfer launch` (one process
-    per actor over ipc:// paths in a private temp dir). Use as a context manager: the whole process
+    per actor over ipc:// and shm:// paths in a private temp dir, as configs/multiproc.toml). Use as a context manager: the whole process
     group is terminated on exit, and on failure the tail of its log is printed."""
 
     def __init__(self, args, scheduler=None, cache=None, model=None, server=None, tokenizer=None,
@@ -173,14 +173,16 @@ class Server:
                 self._write_config(free_port(), free_port())
 
     def _write_config(self, port, zmq_port):
-        """The config TOML in self.dir: these ports, and for launch ipc:// paths in self.dir."""
+        """The config TOML in self.dir: these ports, and for launch ipc:// and shm:// paths in self.dir."""
         self.port = port
         self.zmq_port = zmq_port
         self.zmq_endpoint = f"tcp://{HOST}:{zmq_port}"
         sections = {k: dict(v) for k, v in self.sections.items()}
         sections["server"].update({"port": port, "zmq_endpoint": self.zmq_endpoint})
         if self.deployment == "launch":
-            sections["endpoints"] = {a: f"ipc://{self.dir}/{a}.ipc"
+            # As configs/multiproc.toml: the one-sender links on shm:// rings, the others ipc://.
+            sections["endpoints"] = {a: f"shm://{self.dir}/{a}.shm" if a in ("executor", "detokenizer")
+                                     else f"ipc://{self.dir}/{a}.ipc"
                                      for a in ("tokenizer", "scheduler", "executor", "detokenizer", "gateway")}
         sections = {k: v for k, v in sections.items() if v}
         self.config_path = os.path.join(self.dir, "config.toml")

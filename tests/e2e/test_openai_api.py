@@ -201,7 +201,10 @@ def body(args):
                         "actor processes started by zinfer launch")
             sockets = sorted(f for f in os.listdir(server.dir) if f.endswith(".ipc"))
             check(sockets, f"no ipc socket in {server.dir}: the actors do not talk over the configured ipc paths")
-            log(f"zinfer launch runs one process per actor: {actors}, talking over {sockets}")
+            rings = sorted(f for f in os.listdir(server.dir) if f.endswith(".shm"))
+            check_equal(rings, ["detokenizer.shm", "executor.shm"],
+                        f"shm links in {server.dir} (the executor and the detokenizer bind them)")
+            log(f"zinfer launch runs one process per actor: {actors}, talking over {sockets} and {rings}")
         status, _, data = http_request(server.port, "GET", "/health")
         check_equal(status, 200, "/health")
         status, _, data = http_request(server.port, "GET", "/v1/models")
