@@ -1,7 +1,8 @@
-"""Smoke test of `zinfer-bench scheduler --deployments threads,processes` (part 3): the scheduler
-and executor actors (synthetic backend) run as threads and as processes with tiny settings
+"""Smoke test of `zinfer-bench scheduler --deployments threads,processes,processes-ipc` (part 3):
+the scheduler and executor actors (synthetic backend) run as threads, as processes over shm://
+rings and as processes over ipc:// with tiny settings
 (4 running sequences, windows of at least 20 steps) against the tests' default model folder. It
-checks that both deployments complete with positive step rates, that every step of the window
+checks that all three deployments complete with positive step rates, that every step of the window
 decoded all 4 sequences, and that a missing `zinfer` binary is a clear error. No timing asserts.
 
     python3 deployments_smoke_test.py --bench build/bin/zinfer-bench --zinfer build/bin/zinfer \
@@ -21,7 +22,7 @@ def fail(message):
 
 def run_bench(args, extra, timeout):
     cmd = [args.bench, "scheduler", "--running", "4", "--steps", "20", "--queued", "0",
-           "--deployments", "threads,processes", "--model", args.model, "--deployment-timeout", "60"] + extra
+           "--deployments", "threads,processes,processes-ipc", "--model", args.model, "--deployment-timeout", "60"] + extra
     print("running:", " ".join(cmd), flush=True)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
@@ -39,7 +40,7 @@ def main():
         fail(f"zinfer-bench exited with {done.returncode}:\n{done.stderr}")
     report = json.loads(done.stdout)["deployments"]
     rows = {row["deployment"]: row for row in report["rows"]}
-    if sorted(rows) != ["processes", "threads"]:
+    if sorted(rows) != ["processes", "processes-ipc", "threads"]:
         fail(f"expected one row per deployment, got {report['rows']}")
     for name, row in rows.items():
         if row["running"] != 4:
@@ -56,8 +57,9 @@ def main():
         if not row["detok_messages_per_step"] > 0:
             fail(f"{name}: nothing reached the detokenizer's endpoint")
         print(f"{name}: {row['steps']} steps, {row['us_per_step']:.1f} us/step")
-    if len(report["differences"]) != 1 or report["differences"][0]["running"] != 4:
-        fail(f"expected the threads/processes difference at 4 running, got {report['differences']}")
+    if sorted((d["deployment"], d["running"]) for d in report["differences"]) != [("processes", 4),
+                                                                                  ("processes-ipc", 4)]:
+        fail(f"expected both processes/threads differences at 4 running, got {report['differences']}")
 
     missing = run_bench(args, ["--zinfer", args.model + "/no-such-zinfer"], args.timeout)
     if missing.returncode == 0 or "zinfer" not in missing.stderr or "no-such-zinfer" not in missing.stderr:

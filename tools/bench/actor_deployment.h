@@ -1,7 +1,7 @@
 // The scheduler and executor actors of `zinfer-bench scheduler --deployments`, started the two ways
 // zinfer deploys them: as threads of this process (what `zinfer serve` does; the endpoints must be
 // inproc://) or as child processes `zinfer actor executor|scheduler --config FILE` (what `zinfer
-// launch` does; ipc:// endpoints). The caller binds the detokenizer's and the gateway's endpoints
+// launch` does; ipc:// and shm:// endpoints). The caller binds the detokenizer's and the gateway's endpoints
 // (it plays those actors) before starting a deployment. Destroying a deployment stops its actors;
 // child processes also die with this process (PR_SET_PDEATHSIG), so an error, an exception or
 // Ctrl-C never leaves one behind.

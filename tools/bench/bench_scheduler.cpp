@@ -8,7 +8,7 @@
 //   zinfer-bench scheduler [--running 1,64,256] [--steps 500] [--prompt-len 128]
 //                          [--queued 10000] [--queued-prompt-len 64] [--queued-max-tokens 32]
 //                          [--json]
-//                          [--deployments threads,processes] [--model DIR] [--zinfer PATH]
+//                          [--deployments threads,processes,processes-ipc] [--model DIR] [--zinfer PATH]
 //                          [--deployment-repeats 1] [--deployment-timeout 120] [--plans-in-flight 2]
 //
 // Part 1, for each count R of --running: R requests are admitted and prefilled (untimed), then
@@ -16,7 +16,7 @@
 // queued at once (max_num_seqs 256, max_num_batched_tokens 2048) and run to the end; it reports
 // steps/s while the queue is deep (the first 1000 steps) and over the whole run. Part 3 (only
 // with --deployments): the same decode steps through the real scheduler and executor actors over
-// sockets, as threads and/or as processes (deployment_bench.h).
+// their links, as threads and/or as processes (shm:// rings, or all ipc://) (deployment_bench.h).
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -318,7 +318,7 @@ void add_scheduler_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the results as JSON");
   cmd->add_option("--deployments", opts->deployments,
                   "also time the scheduler and executor actors deployed as threads and/or processes "
-                  "(comma separated: threads,processes)")
+                  "(comma separated: threads, processes (one-sender links on shm://), processes-ipc (all ipc://))")
       ->delimiter(',');
   cmd->add_option("--model", opts->model_dir, "model folder for --deployments (only its config.json is read)");
   cmd->add_option("--zinfer", opts->zinfer_exe,

@@ -19,7 +19,9 @@
 #include "protocol/envelope.h"
 #include "runtime/config.h"
 #include "runtime/context.h"
+#include "runtime/link.h"
 #include "runtime/logging.h"
+#include "runtime/loop.h"
 #include "runtime/messaging.h"
 #include "tools/bench/actor_deployment.h"
 #include "tools/bench/lib/step_window.h"
@@ -111,9 +113,14 @@ Sizing size_for(int running, int prompt_len, int steps) {
 
 std::string config_text(const std::string& deployment, const std::string& endpoint_prefix, int running,
                         const DeploymentBenchOptions& o, const Sizing& sizing) {
-  auto endpoint = [&](const char* actor) {
-    return deployment == "threads" ? "inproc://" + endpoint_prefix + "-" + actor
-                                   : "ipc://" + endpoint_prefix + "/" + actor + ".ipc";
+  // processes: the links with one sender per direction (scheduler <-> executor, scheduler ->
+  // detokenizer) on shm:// rings, as configs/multiproc.toml; processes-ipc: all of them ipc://.
+  auto endpoint = [&](const std::string& actor) {
+    if (deployment == "threads") return "inproc://" + endpoint_prefix + "-" + actor;
+    if (deployment == "processes" && (actor == "executor" || actor == "detokenizer")) {
+      return "shm://" + endpoint_prefix + "/" + actor + ".shm";
+    }
+    return "ipc://" + endpoint_prefix + "/" + actor + ".ipc";
   };
   std::string t;
   t += "[model]\npath = " + toml_string(std::filesystem::absolute(o.model_dir).string()) + "\n";
@@ -155,10 +162,9 @@ nlohmann::json run_one(const std::string& deployment, int running, const Deploym
   }
 
   // This process plays the detokenizer and the gateway (bound before the scheduler connects) and
-  // the tokenizer.
-  zmq::socket_t detok(runtime::zmq_context(), zmq::socket_type::pull);
-  runtime::configure_pipeline_socket(detok);
-  detok.bind(config.endpoints.detokenizer);
+  // the tokenizer. The detokenizer's endpoint is read as the detokenizer actor reads it
+  // (runtime/link.h: a ZeroMQ PULL, or the binder's end of a shm:// ring).
+  auto detok = runtime::open_link(runtime::Link::Role::kPull, config.endpoints.detokenizer);
   zmq::socket_t gateway(runtime::zmq_context(), zmq::socket_type::pull);
   runtime::configure_pipeline_socket(gateway);
   gateway.bind(config.endpoints.gateway);
@@ -182,28 +188,16 @@ nlohmann::json run_one(const std::string& deployment, int running, const Deploym
   int64_t detok_messages = 0, detok_bytes = 0;
   std::optional<protocol::Stats> last;
   StepWindow window(running, o.steps, o.plans_in_flight);
-  zmq::pollitem_t items[] = {{gateway.handle(), 0, ZMQ_POLLIN, 0}, {detok.handle(), 0, ZMQ_POLLIN, 0}};
-  for (;;) {
-    InterruptGuard::check();
-    try {
-      actors->check_alive();
-    } catch (const std::exception& e) {
-      throw std::runtime_error(what + ": " + e.what());
-    }
-    if (Clock::now() > deadline) {
-      std::string state = last ? " (last Stats: running " + std::to_string(last->running) + ", waiting " +
-                                     std::to_string(last->waiting) + ", steps " + std::to_string(last->steps) + ")"
-                               : " (no Stats from the scheduler)";
-      throw std::runtime_error(what + ": no measurement within " + std::to_string(o.timeout_s) + " s" + state);
-    }
-    try {
-      zmq::poll(items, 2, std::chrono::milliseconds(100));
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) continue;
-      throw;
-    }
-    // Stats first, stamped as soon as read: their arrival times are the window's clock.
-    while (auto frame = runtime::recv_frame(gateway, true)) {
+  std::optional<nlohmann::json> row;
+  // A reactor of this thread, as the actors have: sockets and shm rings alike. It never spins:
+  // this process stands in for actors that would otherwise compete for the cores being measured.
+  runtime::Loop loop;
+  loop.set_spin(std::chrono::microseconds(0));
+  // Stats first (the loop calls socket handlers before ring handlers), stamped as soon as read:
+  // their arrival times are the window's clock.
+  loop.on(gateway, [&](zmq::socket_t& sock) {
+    while (auto frame = runtime::recv_frame(sock, true)) {
+      if (row) return;
       const auto now = Clock::now();
       protocol::Frame f = protocol::open(*frame);
       if (f.type() == protocol::MessageType::kErrorReply) {
@@ -226,29 +220,48 @@ nlohmann::json run_one(const std::string& deployment, int running, const Deploym
         throw std::runtime_error(what + ": " + e.what());
       }
       if (!w) continue;
-      nlohmann::json row;
-      row["deployment"] = deployment;
-      row["running"] = running;
-      row["prompt_len"] = o.prompt_len;
-      row["steps"] = w->steps;
-      row["seconds"] = w->seconds;
-      row["us_per_step"] = w->seconds * 1e6 / static_cast<double>(w->steps);
-      row["steps_per_s"] = static_cast<double>(w->steps) / w->seconds;
-      row["tokens_per_s"] = static_cast<double>(w->tokens) / w->seconds;
-      row["detok_messages_per_step"] = static_cast<double>(w->detok_messages) / static_cast<double>(w->steps);
-      row["detok_bytes_per_step"] = static_cast<double>(w->detok_bytes) / static_cast<double>(w->steps);
-      row["context_tokens_at_end"] = o.prompt_len + w->generation_tokens_at_end / running;
-      row["windows_dropped"] = window.windows_dropped();
-      return row;
+      nlohmann::json r;
+      r["deployment"] = deployment;
+      r["running"] = running;
+      r["prompt_len"] = o.prompt_len;
+      r["steps"] = w->steps;
+      r["seconds"] = w->seconds;
+      r["us_per_step"] = w->seconds * 1e6 / static_cast<double>(w->steps);
+      r["steps_per_s"] = static_cast<double>(w->steps) / w->seconds;
+      r["tokens_per_s"] = static_cast<double>(w->tokens) / w->seconds;
+      r["detok_messages_per_step"] = static_cast<double>(w->detok_messages) / static_cast<double>(w->steps);
+      r["detok_bytes_per_step"] = static_cast<double>(w->detok_bytes) / static_cast<double>(w->steps);
+      r["context_tokens_at_end"] = o.prompt_len + w->generation_tokens_at_end / running;
+      r["windows_dropped"] = window.windows_dropped();
+      row = std::move(r);
+      return;
     }
-    // What the scheduler sends the detokenizer is drained (the scheduler must never block on it)
-    // and counted, not decoded: its format is the scheduler's business.
+  });
+  // What the scheduler sends the detokenizer is drained (the scheduler must never block on it)
+  // and counted, not decoded: its format is the scheduler's business.
+  detok->watch(loop, [&](runtime::Link& link) {
     for (int i = 0; i < 256; ++i) {
-      auto frame = runtime::recv_frame(detok, true);
+      auto frame = link.recv();
       if (!frame) break;
       ++detok_messages;
       detok_bytes += static_cast<int64_t>(frame->size());
     }
+  });
+  for (;;) {
+    InterruptGuard::check();
+    try {
+      actors->check_alive();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(what + ": " + e.what());
+    }
+    if (Clock::now() > deadline) {
+      std::string state = last ? " (last Stats: running " + std::to_string(last->running) + ", waiting " +
+                                     std::to_string(last->waiting) + ", steps " + std::to_string(last->steps) + ")"
+                               : " (no Stats from the scheduler)";
+      throw std::runtime_error(what + ": no measurement within " + std::to_string(o.timeout_s) + " s" + state);
+    }
+    loop.run_once(std::chrono::milliseconds(100));
+    if (row) return *row;
   }
 }
 
@@ -256,8 +269,9 @@ nlohmann::json run_one(const std::string& deployment, int running, const Deploym
 
 void check_deployment_options(const DeploymentBenchOptions& o) {
   for (const auto& d : o.deployments) {
-    if (d != "threads" && d != "processes") {
-      throw std::invalid_argument("scheduler bench: unknown deployment '" + d + "' (expected threads or processes)");
+    if (d != "threads" && d != "processes" && d != "processes-ipc") {
+      throw std::invalid_argument("scheduler bench: unknown deployment '" + d +
+                                  "' (expected threads, processes or processes-ipc)");
     }
   }
   if (!std::filesystem::is_regular_file(std::filesystem::path(o.model_dir) / "config.json")) {
@@ -287,8 +301,8 @@ nlohmann::json bench_deployments(const DeploymentBenchOptions& o) {
   report["rows"] = nlohmann::json::array();
   report["differences"] = nlohmann::json::array();
   report["plans_in_flight"] = o.plans_in_flight;
-  if (std::find(o.deployments.begin(), o.deployments.end(), "processes") != o.deployments.end()) {
-    report["zinfer"] = zinfer_exe(o);
+  for (const auto& d : o.deployments) {
+    if (d != "threads") report["zinfer"] = zinfer_exe(o);
   }
   for (int r : o.running) {
     // The deployments take turns, so that a change of load on a shared machine falls on both.
@@ -301,9 +315,13 @@ nlohmann::json bench_deployments(const DeploymentBenchOptions& o) {
         report["rows"].push_back(std::move(row));
       }
     }
-    if (us.count("threads") && us.count("processes")) {
-      const double threads_us = median(us["threads"]), processes_us = median(us["processes"]);
+    if (!us.count("threads")) continue;
+    const double threads_us = median(us["threads"]);
+    for (const char* d : {"processes", "processes-ipc"}) {
+      if (!us.count(d)) continue;
+      const double processes_us = median(us[d]);
       report["differences"].push_back({{"running", r},
+                                       {"deployment", d},
                                        {"repeats", o.repeats},
                                        {"threads_us_per_step", threads_us},
                                        {"processes_us_per_step", processes_us},
@@ -327,11 +345,12 @@ void print_deployments(const nlohmann::json& report) {
   }
   if (report["differences"].empty()) return;
   const int repeats = report["differences"][0]["repeats"].get<int>();
-  std::printf("\n%8s %12s %12s %14s%s\n", "running", "threads us", "processes us", "processes vs",
+  std::printf("\n%8s %-14s %12s %12s %14s%s\n", "running", "deployment", "threads us", "processes us", "vs threads",
               repeats > 1 ? ("   (medians of " + std::to_string(repeats) + " runs each)").c_str() : "");
   for (const auto& j : report["differences"]) {
-    std::printf("%8d %12.1f %12.1f %+13.1f%%\n", j["running"].get<int>(), j["threads_us_per_step"].get<double>(),
-                j["processes_us_per_step"].get<double>(), j["processes_vs_threads_percent"].get<double>());
+    std::printf("%8d %-14s %12.1f %12.1f %+13.1f%%\n", j["running"].get<int>(), j["deployment"].get<std::string>().c_str(),
+                j["threads_us_per_step"].get<double>(), j["processes_us_per_step"].get<double>(),
+                j["processes_vs_threads_percent"].get<double>());
   }
 }
 

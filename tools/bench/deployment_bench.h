@@ -1,5 +1,8 @@
 // Part 3 of `zinfer-bench scheduler`: the control plane through the real actors. For each
-// deployment (threads of this process over inproc://, or child processes over ipc://) the
+// deployment (threads of this process over inproc://; child processes with the scheduler <->
+// executor and scheduler -> detokenizer links on shm:// rings and the others on ipc://, as
+// configs/multiproc.toml: "processes"; or child processes with every link on ipc://:
+// "processes-ipc") the
 // scheduler actor and the executor actor (synthetic backend: `[model] device = "synthetic"`) run
 // as zinfer runs them; this process plays the tokenizer (TokenizedRequests into the scheduler's
 // PULL), the detokenizer (drains and counts what the scheduler sends it) and the gateway (reads
@@ -16,7 +19,7 @@
 namespace zinfer::bench {
 
 struct DeploymentBenchOptions {
-  std::vector<std::string> deployments;  // "threads", "processes"
+  std::vector<std::string> deployments;  // "threads", "processes" (shm:// + ipc://), "processes-ipc"
   std::vector<int> running = {1, 64, 256};
   int steps = 500;                       // the window is at least this many steps
   int prompt_len = 128;
@@ -27,8 +30,9 @@ struct DeploymentBenchOptions {
   int plans_in_flight = 2;               // [scheduler] max_plans_in_flight of both deployments
 };
 
-// One row per run (deployment, R, repeat) under "rows", and for each R measured under both
-// deployments the medians and their difference under "differences". Throws std::invalid_argument for bad options and
+// One row per run (deployment, R, repeat) under "rows", and for each R and each processes
+// deployment measured with threads too, the medians and their difference under "differences"
+// (keyed by "deployment"). Throws std::invalid_argument for bad options and
 // std::runtime_error when a deployment fails (naming it and R).
 nlohmann::json bench_deployments(const DeploymentBenchOptions& options);
 
