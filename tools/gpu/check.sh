@@ -4,8 +4,11 @@
 # transformers parity script; logs go to $OUT (default /tmp/zinfer-gpu-check), a table prints last.
 #   tools/gpu/check.sh            # everything
 #   STAGES="build tests" tools/gpu/check.sh
+#   STAGES="build actors" tools/gpu/check.sh   # + zinfer-bench throughput/latency through the actors
 # Knobs: LAYERS (bench model layers, 32), PROMPTS (throughput prompts, 1000), BIG_LAYERS (parity
-# model with Llama-3-8B shapes, 8), T_TESTS / T_BENCH / T_PARITY (seconds per stage).
+# model with Llama-3-8B shapes, 8), T_TESTS / T_BENCH / T_PARITY / T_ACTORS (seconds per stage),
+# MODEL (the actors stage's Llama-3-8B-shape folder, made when missing; /tmp/llama3-8b-shape).
+# The actors stage needs the real Llama-3 tokenizer in tests/data/tokenizers/llama3 (carry it).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -13,14 +16,15 @@ out=${OUT:-/tmp/zinfer-gpu-check}
 mkdir -p "$out"
 stages=${STAGES:-"build tests bench parity"}
 [ -f .gpu/setup.sh ] && source .gpu/setup.sh
-status_build=skipped status_tests=skipped status_bench=skipped status_parity=skipped
+status_build=skipped status_tests=skipped status_bench=skipped status_parity=skipped status_actors=skipped
 
 has() { [[ " $stages " == *" $1 "* ]]; }
 
 if has build; then
   start=$SECONDS
   if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/cmake.log" 2>&1 &&
-     ninja -C build-gpu -j16 zinfer_cuda_tests zinfer-cuda-bench zinfer-cuda-logits > "$out/build.log" 2>&1; then
+     ninja -C build-gpu -j16 zinfer_cuda_tests zinfer-cuda-bench zinfer-cuda-logits \
+      $(has actors && echo zinfer zinfer-bench) > "$out/build.log" 2>&1; then
     status_build="ok ($((SECONDS - start)) s)"
   else
     status_build=FAILED
@@ -55,6 +59,19 @@ if has parity && [ -x build-gpu/bin/zinfer-cuda-logits ]; then
   status_parity="rc $? ($((SECONDS - start)) s)"
 fi
 
+if has actors && [ -x build-gpu/bin/zinfer-bench ]; then
+  # The issue's offline workload and batch-1 latency through the real actors (docs/benchmarks/serving.md).
+  start=$SECONDS
+  model=${MODEL:-/tmp/llama3-8b-shape}
+  [ -f "$model/model.safetensors" ] || build-gpu/bin/zinfer make-model --config tests/data/configs/llama-3-8b/config.json \
+    --out "$model" --tokenizer tests/data/tokenizers/llama3 > "$out/make-model.log" 2>&1
+  timeout "${T_ACTORS:-300}" bash -c "build-gpu/bin/zinfer-bench throughput --model $model --device cuda --input-len 512 \
+      --output-len 128 --num-prompts ${PROMPTS:-1000} --max-num-seqs 256 --max-num-batched-tokens 8192 &&
+    build-gpu/bin/zinfer-bench latency --model $model --device cuda --input-len 1024 --output-len 64 --batch-size 1" \
+    > "$out/actors.log" 2>&1
+  status_actors="rc $? ($((SECONDS - start)) s)"
+fi
+
 echo
 echo "== failures =="
 grep -E '^\[  FAILED  \]|Failure|error' "$out/tests.log" 2>/dev/null | head -30
@@ -62,4 +79,5 @@ grep -E 'Error|error' "$out/bench.log" 2>/dev/null | head -5
 echo "== results ($(head -2 "$out/gpu.txt" | tail -1)) =="
 grep -h '^RESULT' "$out/bench.log" 2>/dev/null | awk '{printf "%-44s %10s %-8s ceiling %-8s ratio %s\n", $2, $3, $4, $6, $8}'
 grep -h '^PARITY' "$out/parity.log" 2>/dev/null
-echo "build: $status_build | tests: $status_tests | bench: $status_bench | parity: $status_parity"
+tail -12 "$out/actors.log" 2>/dev/null
+echo "build: $status_build | tests: $status_tests | bench: $status_bench | parity: $status_parity | actors: $status_actors"
