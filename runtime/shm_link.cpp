@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/logging.h"
+
 namespace zinfer::runtime {
 
 namespace {
@@ -118,7 +120,7 @@ std::unique_ptr<ShmLink> ShmLink::bind(const std::string& path, size_t ring_byte
   }
   m->dev = st.st_dev;
   m->ino = st.st_ino;
-  auto* h = new (m->memory) LinkHeader{kLinkMagic, kLinkVersion, 0, ring_bytes, {::getpid()}, {0}};
+  new (m->memory) LinkHeader{kLinkMagic, kLinkVersion, 0, ring_bytes, {::getpid()}, {0}};
   try {
     ShmRing::init(m->ring(kToBinder), ring_bytes);
     ShmRing::init(m->ring(kToConnector), ring_bytes);
@@ -126,7 +128,6 @@ std::unique_ptr<ShmLink> ShmLink::bind(const std::string& path, size_t ring_byte
     ::unlink(tmp.c_str());
     throw;
   }
-  (void)h;
   // Everything is written before the file gets its name (rename is atomic).
   std::atomic_thread_fence(std::memory_order_release);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -147,8 +148,16 @@ std::unique_ptr<ShmLink> ShmLink::bind(const std::string& path, size_t ring_byte
 
 std::unique_ptr<ShmLink> ShmLink::connect(const std::string& path, const std::function<bool()>& should_stop) {
   if (path.empty()) throw std::runtime_error("shm link: empty path");
+  const auto start = std::chrono::steady_clock::now();
+  bool said = false;
   for (;;) {
     if (should_stop && should_stop()) throw ShmRingStopped("stopped while waiting for shm link " + path + " to be bound");
+    if (!said && std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) {
+      // A binder started after its connector in one thread of startup would wait forever: say so.
+      logger("runtime")->warn("still waiting for shm link {} to be bound (its binder, the actor that owns the "
+                              "endpoint, must be started before or alongside this one)", path);
+      said = true;
+    }
     int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd >= 0) {
       struct stat st {};
