@@ -55,7 +55,9 @@ struct TokenizerConfig {
 };
 
 // Where each actor listens. inproc:// when the actors are threads of one process, ipc:// when
-// they are processes of one host; the same actor code runs on either.
+// they are processes of one host; the same actor code runs on either. The executor's and the
+// detokenizer's endpoints (one sender each: the scheduler) may also be shm://<path>, a
+// shared-memory ring between processes (runtime/shm_link.h); the others may not.
 struct EndpointsConfig {
   std::string tokenizer = "inproc://zinfer-tokenizer";
   std::string scheduler = "inproc://zinfer-scheduler";

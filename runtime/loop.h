@@ -4,14 +4,17 @@
 //
 // The loop itself runs on the thread's main fiber. Each turn it first lets every ready fiber run
 // until it blocks or ends, then polls (timeout 0 if a fiber became ready meanwhile, else until
-// the next timer), then calls the handlers of readable sockets and of due timers. A handler that
-// fulfils a fiber's promise makes that fiber ready for the next turn.
+// the next timer), then calls the handlers of readable sockets, of rings holding data and of due
+// timers. A handler that fulfils a fiber's promise makes that fiber ready for the next turn.
 //
 // A shm ring reader (runtime/shm_ring.h) is watched without system calls while the loop spins
-// (one atomic load of the ring's tail per turn) and through its wake fd while the loop sleeps:
+// (one atomic load of the ring's tail per round; the sockets are polled every other round) and
+// through its wake fd while the loop sleeps:
 // before blocking the loop publishes "asleep" in each ring (the eventcount), so that a writer
 // signals the fd; a ring that got data in between keeps the loop from blocking at all. Its
-// handler is called whenever the ring holds bytes, and should drain what it can.
+// handler is called whenever the ring holds bytes, and should drain what it can. While a ring
+// keeps holding data the loop skips the blocking poll, and looks at the sockets (a system call)
+// every fourth such turn, so that a busy ring cannot starve them ($TERM included).
 //
 // Everything here is used from the loop's own thread only.
 #pragma once
