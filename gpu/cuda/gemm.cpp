@@ -57,7 +57,11 @@ const Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, cudaDataType_t out
 }
 
 // Times each candidate on the real operands (y is overwritten, beta = 0) and keeps the fastest:
-// the heuristic's first choice is often not the best for skinny (decode) shapes.
+// the heuristic's first choice is often not the best for skinny (decode) shapes. Each candidate is
+// timed over consecutive launches after its warm-up. (Tried: interleaved rounds keeping each
+// candidate's best pair of launches; it chose algorithms that are fast in a short burst and slow
+// when sustained: 8192^3 at 683-708 instead of 796-799 TFLOP/s, prefill of 4,096 tokens 107-108
+// instead of 104-105 ms, same H200, alternating processes.)
 cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const cublasLtMatmulHeuristicResult_t* results, int found,
                                    const TuneArgs& t) {
   cudaEvent_t start = nullptr, stop = nullptr;

@@ -35,10 +35,15 @@ TEST(CudaEmbedding, GathersRowsAndDeviceSideTokens) {
   EXPECT_EQ(d_bad.download()[0], 0);
 }
 
-TEST(CudaRmsNorm, AddsResidualAndNormalises) {
+// H = 97 runs the one-element kernel, 4104 (a multiple of 8, not of the block's 256 x 8) the
+// 16-byte one.
+class CudaRmsNorm : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Widths, CudaRmsNorm, ::testing::Values(97, 4104));
+
+TEST_P(CudaRmsNorm, AddsResidualAndNormalises) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(2);
-  const int T = 17, H = 97;
+  const int T = 17, H = GetParam();
   const float eps = 1e-5f;
   const std::vector<float> residual = random_floats(static_cast<size_t>(T) * H, rng, 2.f);
   const std::vector<float> delta = random_floats(static_cast<size_t>(T) * H, rng);
@@ -76,10 +81,14 @@ TEST(CudaRmsNorm, AddsResidualAndNormalises) {
   }
 }
 
-TEST(CudaSiluMul, MatchesFloat64) {
+// I = 97: the one-element kernel; 4104: the 16-byte one.
+class CudaSiluMul : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Widths, CudaSiluMul, ::testing::Values(97, 4104));
+
+TEST_P(CudaSiluMul, MatchesFloat64) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(3);
-  const int T = 17, I = 97;
+  const int T = 17, I = GetParam();
   const std::vector<float> gu = random_floats(static_cast<size_t>(T) * 2 * I, rng, 3.f);
   DeviceArray<__nv_bfloat16> d_gu(to_bf16(gu)), d_out(static_cast<size_t>(T) * I);
   d_out.poison();
