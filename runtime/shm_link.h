@@ -13,7 +13,9 @@
 // FIFOs, builds the memory in a temporary file and renames it to <path>, so that a connector
 // never sees a half-built link; it removes the three files when it is destroyed (if they are
 // still its own). The connector waits until <path> exists and names a live binder (a file left by
-// a binder that died is skipped until a new binder replaces it).
+// a binder that died is skipped until a new binder replaces it). Liveness is a kill(pid, 0) on
+// the pid the other side wrote into the file, so both processes must share a PID namespace (one
+// host, one container).
 //
 // A link is used by one thread on each side (its reader and writer are not thread-safe).
 #pragma once
