@@ -51,7 +51,7 @@ void validate(const ModelConfig& c, const BackendOptions& o) {
 
 size_t Activations::bytes() const {
   size_t total = 0;
-  for (const DeviceBuffer* b : {&residual, &normed, &qkv, &q, &attn, &proj, &gate_up, &act, &final_rows, &logits,
+  for (const DeviceBuffer* b : {&residual, &normed, &qkv, &q, &attn, &gate_up, &act, &final_rows, &logits,
                                 &partial_acc, &partial_ml, &meta, &results, &last_sampled, &inv_freq}) {
     total += b->bytes();
   }
@@ -104,7 +104,6 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   act_.qkv = DeviceBuffer(T * (Hq + 2 * Hkv) * D * bf, "qkv activations");
   act_.q = DeviceBuffer(T * Hq * D * bf, "rotated queries");
   act_.attn = DeviceBuffer(T * Hq * D * bf, "attention output");
-  act_.proj = DeviceBuffer(T * H * bf, "projection output");
   act_.gate_up = DeviceBuffer(T * 2 * I * bf, "gate/up activations");
   act_.act = DeviceBuffer(T * I * bf, "mlp activations");
   act_.final_rows = DeviceBuffer(R * H * bf, "final-norm rows");
@@ -227,12 +226,9 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const ModelConfig& c = config_;
   const auto* meta = act_.meta.as<int32_t>();
   if (R > 0) {
-    // After fused layers the residual is complete (nothing left in proj to add). The LM head
-    // stays on cuBLASLt: at 1 GB its GEMV streams at ~1.05x copy bandwidth against the fused
-    // GEMV's ~0.99x, more than the final-norm kernel costs (zinfer-cuda-bench gemv).
-    const bool complete = fused_decode(st.padded_tokens);
-    check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), complete ? nullptr : act_.proj.as<__nv_bfloat16>(),
-                                  weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
+    // The LM head stays on cuBLASLt: at 1 GB its GEMV streams at ~1.04x copy bandwidth against
+    // the fused GEMV's ~0.99x, more than the final-norm kernel costs (zinfer-cuda-bench gemv).
+    check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), nullptr, weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
                                   static_cast<float>(c.rms_norm_eps), compute_, meta + layout_->sample_rows),
                "final norm");
     gemm_->linear_f32_out(act_.final_rows.as<__nv_bfloat16>(), weights_.lm_head, act_.logits.as<float>(), R,
@@ -288,8 +284,7 @@ std::vector<float> CudaBackend::forward_logits(const SequenceInput& seq) {
   run_layers(st);
   const ModelConfig& c = config_;
   const int32_t T = st.num_tokens;
-  const __nv_bfloat16* last_proj = fused_decode(st.padded_tokens) ? nullptr : act_.proj.as<__nv_bfloat16>();
-  check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), last_proj, weights_.final_norm,
+  check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), nullptr, weights_.final_norm,
                                 act_.normed.as<__nv_bfloat16>(), T, c.hidden_size, static_cast<float>(c.rms_norm_eps),
                                 compute_),
              "final norm");

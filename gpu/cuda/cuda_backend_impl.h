@@ -27,7 +27,6 @@ struct Activations {
   DeviceBuffer qkv;        // [T, (heads + 2 kv_heads) * head_dim] bf16
   DeviceBuffer q;          // [T, heads * head_dim] bf16 (after rope)
   DeviceBuffer attn;       // [T, heads * head_dim] bf16
-  DeviceBuffer proj;       // [T, hidden] bf16: o_proj and down_proj outputs
   DeviceBuffer gate_up;    // [T, 2 * intermediate] bf16
   DeviceBuffer act;        // [T, intermediate] bf16
   DeviceBuffer final_rows; // [logit_rows, hidden] bf16: final-norm rows that get logits
@@ -59,9 +58,7 @@ class CudaBackend final : public Backend {
   void run_layers_maybe_graph(const PackedStep& step);
   int32_t decode_splits(int32_t num_tokens) const;
   int32_t graph_bucket(int32_t num_tokens) const;            // 0: no graph for this size
-  // Whether a step of num_tokens rows runs the fused GEMV layers (gemv.h); they leave the residual
-  // stream complete (the last down projection already added), where the cuBLASLt layers leave
-  // the last projection in act_.proj for the final norm to add.
+  // Whether a step of num_tokens rows runs the fused GEMV layers (gemv.h) rather than cuBLASLt's.
   bool fused_decode(int32_t num_tokens) const;
 
   // cuda_backend.cpp

@@ -1,19 +1,23 @@
 // The forward pass of Llama / Mistral / Qwen2 / Qwen3 over a flattened batch, and its CUDA graphs
-// for decode-only steps. Per layer (T tokens, shapes in rows x columns):
-//   normed  [T, H]      = rmsnorm(residual += previous layer's down output)
+// for decode-only steps. Per layer (T tokens, shapes in rows x columns; residual float32):
+//   normed  [T, H]      = rmsnorm(residual)
 //   qkv     [T, (Hq + 2 Hkv) D] = normed · Wqkv^T
 //   q       [T, Hq, D]  = rope(norm(q + b)), K/V -> paged cache (qkv_rope)
 //   attn    [T, Hq, D]  = paged attention (decode list: split-K; prefill tiles: tensor cores)
-//   proj    [T, H]      = attn · Wo^T
-//   normed              = rmsnorm(residual += proj)
-//   gate_up [T, 2I]     = normed · Wgu^T;  act [T, I] = silu(gate) * up;  proj = act · Wdown^T
+//   residual           += attn · Wo^T      (float32 out of the GEMM: no bf16 rounding of the sum)
+//   normed              = rmsnorm(residual)
+//   gate_up [T, 2I]     = normed · Wgu^T;  act [T, I] = silu(gate) * up
+//   residual           += act · Wdown^T
+// The o and down projections add into the residual stream in float32 (cuBLASLt with a float32
+// C = D and beta 1), where a bf16 output added afterwards would round each layer's two updates
+// to bf16 first: over 32 layers of an 8B model those two roundings were a visible part of the
+// error against float32.
 // Steps of at most kFusedDecodeMaxTokens rows (decode at batch 1-2) run the linear layers as
 // GEMVs that stream the weights at close to copy bandwidth and absorb the small kernels around
 // them (gemv.h): qkv and gate_up normalise the residual in their prologue, o and down add into
 // the residual in their epilogue, gate_up computes silu(gate) * up in its epilogue. Per layer
-// that is 6 kernels instead of 9, with the same bf16 roundings; the residual stream is then
-// complete after each layer (fused_decode). At 4 rows and more cuBLASLt's tensor cores win
-// (zinfer-cuda-bench gemv), so those steps keep the unfused layers.
+// that is 6 kernels instead of 7, with the same roundings. At 4 rows and more cuBLASLt's tensor
+// cores win (zinfer-cuda-bench gemv), so those steps keep the unfused layers.
 #include <algorithm>
 #include <cmath>
 
@@ -77,7 +81,6 @@ void CudaBackend::run_layers(const PackedStep& st) {
   auto* qkv = act_.qkv.as<__nv_bfloat16>();
   auto* q = act_.q.as<__nv_bfloat16>();
   auto* attn = act_.attn.as<__nv_bfloat16>();
-  auto* proj = act_.proj.as<__nv_bfloat16>();
   auto* gate_up = act_.gate_up.as<__nv_bfloat16>();
   auto* mlp = act_.act.as<__nv_bfloat16>();
 
@@ -100,8 +103,7 @@ void CudaBackend::run_layers(const PackedStep& st) {
       g.m = T, g.n = qkv_width, g.k = H;
       check_cuda(launch_gemv(g, compute_), "qkv gemv");
     } else {
-      check_cuda(launch_add_rmsnorm(residual, l == 0 ? nullptr : proj, W.input_norm, normed, T, H, eps, compute_),
-                 "input norm");
+      check_cuda(launch_add_rmsnorm(residual, nullptr, W.input_norm, normed, T, H, eps, compute_), "input norm");
       gemm_->linear(normed, W.qkv, qkv, T, qkv_width, H, compute_);
     }
 
@@ -173,11 +175,14 @@ void CudaBackend::run_layers(const PackedStep& st) {
       check_cuda(launch_gemv(down, compute_), "down gemv");
       continue;
     }
-    gemm_->linear(attn, W.o, proj, T, H, static_cast<int64_t>(Hq) * D, compute_);
-    check_cuda(launch_add_rmsnorm(residual, proj, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");
+    // gate_up's buffer is free at both accumulating GEMMs (written after the first, read before
+    // the second): cuBLASLt's candidates for them are timed there.
+    gemm_->linear_add_f32(attn, W.o, residual, T, H, static_cast<int64_t>(Hq) * D, compute_, gate_up,
+                          act_.gate_up.bytes());
+    check_cuda(launch_add_rmsnorm(residual, nullptr, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");
     gemm_->linear(normed, W.gate_up, gate_up, T, 2 * static_cast<int64_t>(I), H, compute_);
     check_cuda(launch_silu_mul(gate_up, mlp, T, I, compute_), "silu mul");
-    gemm_->linear(mlp, W.down, proj, T, H, I, compute_);
+    gemm_->linear_add_f32(mlp, W.down, residual, T, H, I, compute_, gate_up, act_.gate_up.bytes());
   }
 }
 

@@ -67,7 +67,7 @@ cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const cublasLtMatmulHeuristicR
   cudaEvent_t start = nullptr, stop = nullptr;
   check_cuda(cudaEventCreate(&start), "cudaEventCreate");
   check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  const float alpha = 1.f, beta = 0.f;
+  const float alpha = 1.f, beta = t.beta;
   float best_ms = 0.f;
   int best = 0;
   for (int i = 0; i < found; ++i) {
@@ -94,15 +94,15 @@ cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const cublasLtMatmulHeuristicR
 }
 
 void Gemm::run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, cudaDataType_t out_type,
-               cudaStream_t stream, bool accumulate) {
+               cudaStream_t stream, bool accumulate, void* tune_y) {
   if (m == 0) return;
-  // Candidates are timed only when the result may be overwritten (no accumulation) and the stream
-  // is not being captured into a graph.
+  // Candidates are timed only when the stream is not being captured into a graph, and for an
+  // accumulating product only on the caller's scratch output.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   check_cuda(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
-  const TuneArgs tune{x, w, y, stream};
-  const Plan& p = plan(m, n, k, out_type, !accumulate && capture == cudaStreamCaptureStatusNone ? &tune : nullptr);
   const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
+  const TuneArgs tune{x, w, tune_y, beta, stream};
+  const Plan& p = plan(m, n, k, out_type, tune_y != nullptr && capture == cudaStreamCaptureStatusNone ? &tune : nullptr);
   check_cublas(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
                               workspace_.get(), workspace_.bytes(), stream),
                "cublasLtMatmul");
@@ -110,12 +110,18 @@ void Gemm::run(const void* x, const void* w, void* y, int64_t m, int64_t n, int6
 
 void Gemm::linear(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t m, int64_t n,
                   int64_t k, cudaStream_t stream, bool accumulate) {
-  run(x, w, y, m, n, k, CUDA_R_16BF, stream, accumulate);
+  run(x, w, y, m, n, k, CUDA_R_16BF, stream, accumulate, accumulate ? nullptr : y);
+}
+
+void Gemm::linear_add_f32(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, int64_t m, int64_t n, int64_t k,
+                          cudaStream_t stream, void* scratch, size_t scratch_bytes) {
+  const bool fits = scratch != nullptr && scratch_bytes >= static_cast<size_t>(m) * static_cast<size_t>(n) * 4;
+  run(x, w, y, m, n, k, CUDA_R_32F, stream, true, fits ? scratch : nullptr);
 }
 
 void Gemm::linear_f32_out(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, int64_t m, int64_t n,
                           int64_t k, cudaStream_t stream) {
-  run(x, w, y, m, n, k, CUDA_R_32F, stream, false);
+  run(x, w, y, m, n, k, CUDA_R_32F, stream, false, y);
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -28,6 +28,13 @@ class Gemm {
               int64_t k, cudaStream_t stream, bool accumulate = false);
   void linear_f32_out(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, int64_t m, int64_t n,
                       int64_t k, cudaStream_t stream);
+  // y += x · w^T with y float32 [m, n]: the o and down projections adding into the residual
+  // stream without rounding their output to bf16 first. The first call of a shape times
+  // cuBLASLt's candidates on `scratch` (any device memory the caller does not need now) when it
+  // holds m * n floats, and takes the heuristic's first choice otherwise: timing on y itself would
+  // add x · w^T to it once per launch.
+  void linear_add_f32(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, int64_t m, int64_t n, int64_t k,
+                      cudaStream_t stream, void* scratch, size_t scratch_bytes);
 
   size_t workspace_bytes() const { return workspace_.bytes(); }
 
@@ -40,7 +47,8 @@ class Gemm {
   struct TuneArgs {
     const void* x;
     const void* w;
-    void* y;
+    void* y;  // overwritten (or added to, with beta 1) while candidates are timed
+    float beta;
     cudaStream_t stream;
   };
   static constexpr int kCandidates = 8;
@@ -48,8 +56,9 @@ class Gemm {
   const Plan& plan(int64_t m, int64_t n, int64_t k, cudaDataType_t out_type, const TuneArgs* tune);
   cublasLtMatmulAlgo_t fastest(const Plan& p, const cublasLtMatmulHeuristicResult_t* results, int found,
                                const TuneArgs& tune);
+  // accumulate: y += x · w^T, candidates timed on tune_y (nullptr: not timed).
   void run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, cudaDataType_t out_type,
-           cudaStream_t stream, bool accumulate);
+           cudaStream_t stream, bool accumulate, void* tune_y);
 
   cublasLtHandle_t handle_ = nullptr;
   DeviceBuffer workspace_;

@@ -17,8 +17,8 @@
 //             residual: [m, k] float32, norm_weight: [k] float32
 // and the output can absorb the kernel that follows:
 //   kBf16:          y: [m, n] bf16
-//   kAddToResidual: residual_out[i, j] += float(bf16(y[i, j])), residual_out: [m, n] float32
-//                   (the o and down projections; y rounded to bf16 as the unfused bf16 output)
+//   kAddToResidual: residual_out[i, j] += y[i, j], residual_out: [m, n] float32 (the o and down
+//                   projections; float32 as cuBLASLt's accumulating path for larger steps)
 //   kSiluMul:       act[i, j] = bf16(silu(bf16(y[i, j])) * bf16(y[i, n/2 + j])), act: [m, n/2]
 //                   bf16 (the gate_up projection, gate rows [0, n/2), up rows [n/2, n); one warp
 //                   computes both rows of a pair)

@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_kernel(const Para
     if constexpr (OUT == GemvOutput::kBf16) {
       if (lane < p.m) p.y_bf16[at] = __float2bfloat16(mine);
     } else if constexpr (OUT == GemvOutput::kAddToResidual) {
-      if (lane < p.m) add_to_residual(p.residual_out + at, round_bf16(mine));
+      if (lane < p.m) add_to_residual(p.residual_out + at, mine);
     } else {
       if ((step / batches) % 2 == 0) {
         gate = mine;
