@@ -16,7 +16,7 @@
 // GEMVs that stream the weights at close to copy bandwidth and absorb the small kernels around
 // them (gemv.h): qkv and gate_up normalise the residual in their prologue, o and down add into
 // the residual in their epilogue, gate_up computes silu(gate) * up in its epilogue. Per layer
-// that is 6 kernels instead of 7, with the same roundings. At 4 rows and more cuBLASLt's tensor
+// that is 6 kernels instead of 9, with the same roundings. At 4 rows and more cuBLASLt's tensor
 // cores win (zinfer-cuda-bench gemv), so those steps keep the unfused layers.
 #include <algorithm>
 #include <cmath>
