@@ -25,7 +25,7 @@ void add_launch_command(CLI::App& app) {
                            config.endpoints.detokenizer, config.endpoints.gateway}) {
       if (ep.rfind("inproc://", 0) == 0) {
         throw std::runtime_error("launch runs actors as processes: endpoint '" + ep +
-                                 "' must be ipc:// or tcp:// (see configs/multiproc.toml)");
+                                 "' must be ipc://, tcp:// or shm:// (see configs/multiproc.toml)");
       }
     }
     char exe[PATH_MAX];
