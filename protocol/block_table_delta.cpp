@@ -57,14 +57,20 @@ void check_delta(const SeqWork& w, size_t held) {
 }  // namespace
 
 void BlockTableMirror::lend(StepPlan& plan) {
+  held_.clear();
   for (const SeqWork& w : plan.seqs) {
     auto it = tables_.find(w.seq_id);
     const bool finished = std::find(plan.finished.begin(), plan.finished.end(), w.seq_id) != plan.finished.end();
-    check_delta(w, it == tables_.end() || finished ? 0 : it->second.size());
+    // A finished sequence's entry is erased below: the pointer would dangle, so it is looked up
+    // (created) again then.
+    held_.push_back(it == tables_.end() || finished ? nullptr : &it->second);
+    check_delta(w, held_.back() ? held_.back()->size() : 0);
   }
   for (uint64_t id : plan.finished) tables_.erase(id);
-  for (SeqWork& w : plan.seqs) {
-    std::vector<int32_t>& table = tables_[w.seq_id];
+  // Erasing other entries and inserting new ones (operator[]) keep the held pointers valid.
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    SeqWork& w = plan.seqs[i];
+    std::vector<int32_t>& table = held_[i] ? *held_[i] : tables_[w.seq_id];
     table.resize(static_cast<size_t>(w.block_table_start));
     table.insert(table.end(), w.block_table.begin(), w.block_table.end());
     w.block_table.swap(table);

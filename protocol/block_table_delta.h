@@ -57,6 +57,9 @@ class BlockTableMirror {
 
  private:
   std::unordered_map<uint64_t, std::vector<int32_t>> tables_;  // seq_id -> its whole table
+  // lend(): each SeqWork's entry of tables_ as found while checking (null: not held yet), so that
+  // a step looks each sequence up once; kept between plans to keep its memory.
+  std::vector<std::vector<int32_t>*> held_;
 };
 
 }  // namespace zinfer::protocol

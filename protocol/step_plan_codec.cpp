@@ -1,27 +1,51 @@
 // StepPlan and its records (SeqWork, BlockCopy): the scheduler -> executor message of every step.
+#include "protocol/fast_cursor.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
 
+// One capacity check for the record (a plan holds one per running sequence): 14 values of at
+// most 9 bytes, two array headers of at most 5, 9 bytes per array element.
 void write_payload(WireWriter& w, const SeqWork& s) {
-  w.array_header(14);
-  w.integer(s.seq_id);
-  w.int_array(s.token_ids);
-  w.boolean(s.use_last_sampled);
-  w.integer(s.num_tokens);
-  w.integer(s.start_pos);
-  w.int_array(s.block_table);
-  w.boolean(s.sample);
-  w.float32(s.temperature);
-  w.float32(s.top_p);
-  w.integer(s.top_k);
-  w.integer(s.seed);
-  w.integer(s.sample_index);
-  w.integer(s.top_logprobs);
-  w.integer(s.block_table_start);
+  using W = WireWriter;
+  char* p = w.begin_record(14 * 9 + 2 * 5 + 9 * (s.token_ids.size() + s.block_table.size()));
+  p = W::put_array_header(p, 14);
+  p = W::put_integer(p, s.seq_id);
+  p = W::put_int_array(p, s.token_ids);
+  p = W::put_bool(p, s.use_last_sampled);
+  p = W::put_integer(p, s.num_tokens);
+  p = W::put_integer(p, s.start_pos);
+  p = W::put_int_array(p, s.block_table);
+  p = W::put_bool(p, s.sample);
+  p = W::put_float32(p, s.temperature);
+  p = W::put_float32(p, s.top_p);
+  p = W::put_integer(p, s.top_k);
+  p = W::put_integer(p, s.seed);
+  p = W::put_integer(p, s.sample_index);
+  p = W::put_integer(p, s.top_logprobs);
+  p = W::put_integer(p, s.block_table_start);
+  w.end_record(p);
 }
 
+namespace {
+
+// A record of this version's 14 fields in the usual forms (fast_cursor.h); false leaves the
+// reader where it was (the record then goes through the checked path).
+bool read_seq_work_fast(WireReader& r, SeqWork& s) {
+  FastCursor c(r);
+  const bool ok = c.fixarray(14) && c.integer(s.seq_id) && c.int_array(s.token_ids) &&
+                  c.boolean(s.use_last_sampled) && c.integer(s.num_tokens) && c.integer(s.start_pos) &&
+                  c.int_array(s.block_table) && c.boolean(s.sample) && c.float32(s.temperature) &&
+                  c.float32(s.top_p) && c.integer(s.top_k) && c.integer(s.seed) && c.integer(s.sample_index) &&
+                  c.integer(s.top_logprobs) && c.integer(s.block_table_start) && s.block_table_start >= 0;
+  if (ok) c.commit(r);
+  return ok;
+}
+
+}  // namespace
+
 void read_payload(WireReader& r, SeqWork& s) {
+  if (read_seq_work_fast(r, s)) return;
   read_array_record(r, [&](ArrayFields& f) {
     if (!f.next("seq_id")) return;
     s.seq_id = r.read_int<uint64_t>();

@@ -1,4 +1,5 @@
 // StepResult and its records (SeqOutput, TopLogprob): the executor -> scheduler answer of a step.
+#include "protocol/fast_cursor.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
@@ -26,14 +27,34 @@ void read_payload(WireReader& r, TopLogprob& t) {
 }
 
 void write_payload(WireWriter& w, const SeqOutput& o) {
-  w.array_header(4);
-  w.integer(o.seq_id);
-  w.integer(o.token);
-  w.float32(o.logprob);
+  // One capacity check for the fixed part (a result holds one record per sampling sequence).
+  char* p = w.begin_record(1 + 3 * 9);
+  p = WireWriter::put_array_header(p, 4);
+  p = WireWriter::put_integer(p, o.seq_id);
+  p = WireWriter::put_integer(p, o.token);
+  p = WireWriter::put_float32(p, o.logprob);
+  w.end_record(p);
   write_records(w, o.top_logprobs);
 }
 
+namespace {
+
+// The usual record (fast_cursor.h): 4 fields, no alternatives. False leaves the reader where it
+// was (the record then goes through the checked path, which also reads top_logprobs).
+bool read_seq_output_fast(WireReader& r, SeqOutput& o) {
+  FastCursor c(r);
+  const bool ok = c.fixarray(4) && c.integer(o.seq_id) && c.integer(o.token) && c.float32(o.logprob) &&
+                  c.fixarray(0);
+  if (!ok) return false;
+  o.top_logprobs.clear();
+  c.commit(r);
+  return true;
+}
+
+}  // namespace
+
 void read_payload(WireReader& r, SeqOutput& o) {
+  if (read_seq_output_fast(r, o)) return;
   read_array_record(r, [&](ArrayFields& f) {
     if (!f.next("seq_id")) return;
     o.seq_id = r.read_int<uint64_t>();

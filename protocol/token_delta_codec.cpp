@@ -4,17 +4,25 @@
 namespace zinfer::protocol {
 
 void write_payload(WireWriter& w, const TokenDelta& d) {
-  w.array_header(9);
-  w.integer(d.request_id);
-  w.integer(d.index);
-  w.int_array(d.token_ids);
-  w.float_array(d.logprobs);
-  w.array_header(d.top_logprobs.size());
+  using W = WireWriter;
+  // One capacity check for the fields before top_logprobs' records and one for those after
+  // finish_reason (a batch holds one delta per sampling sequence).
+  char* p = w.begin_record(1 + 2 * 9 + 3 * 5 + 9 * (d.token_ids.size() + d.logprobs.size()));
+  p = W::put_array_header(p, 9);
+  p = W::put_integer(p, d.request_id);
+  p = W::put_integer(p, d.index);
+  p = W::put_int_array(p, d.token_ids);
+  p = W::put_array_header(p, d.logprobs.size());
+  for (const float x : d.logprobs) p = W::put_float32(p, x);
+  p = W::put_array_header(p, d.top_logprobs.size());
+  w.end_record(p);
   for (const auto& per_token : d.top_logprobs) write_records(w, per_token);
   w.str(d.finish_reason);
-  w.integer(d.prompt_tokens);
-  w.integer(d.completion_tokens);
-  w.integer(d.cached_tokens);
+  p = w.begin_record(3 * 9);
+  p = W::put_integer(p, d.prompt_tokens);
+  p = W::put_integer(p, d.completion_tokens);
+  p = W::put_integer(p, d.cached_tokens);
+  w.end_record(p);
 }
 
 void read_payload(WireReader& r, TokenDelta& d) {

@@ -47,6 +47,11 @@ class WireReader {
         begin_(pos_) {}
 
   bool at_end() const { return pos_ == end_; }
+  // Raw access for a record's fast path (fast_cursor.h): where the reader stands and where the
+  // frame ends; set_cursor() moves it to a point between the two after a fast read.
+  const uint8_t* cursor() const { return pos_; }
+  const uint8_t* frame_end() const { return end_; }
+  void set_cursor(const uint8_t* p) { pos_ = p; }
   size_t remaining() const { return static_cast<size_t>(end_ - pos_); }
   size_t offset() const { return static_cast<size_t>(pos_ - begin_); }
 
@@ -77,6 +82,9 @@ class WireReader {
       std::memcpy(&f, &bits, 4);
       return f;
     }
+    // A whole number goes as an integer (msgpack-c's writers, WireWriter::float32): every
+    // SeqWork's default temperature and top_p (1.0) arrive as fixint 1.
+    if (pos_ != end_ && *pos_ < 0x80) return static_cast<float>(*pos_++);
     return read_float_slow();
   }
   double read_double();

@@ -103,6 +103,29 @@ class WireWriter {
 
   size_t size() const { return used_; }
 
+  // A record's fast path (the step-path codecs): room for at most `max_bytes`, written through
+  // the returned cursor with the static put_* helpers below, then end_record(cursor). One
+  // capacity check per record instead of one per field; the bytes are the same.
+  char* begin_record(size_t max_bytes) {
+    if (__builtin_expect(used_ + max_bytes > buf_.size(), 0)) grow(max_bytes);
+    return buf_.data() + used_;
+  }
+  void end_record(char* end) { used_ = static_cast<size_t>(end - buf_.data()); }
+
+  // Each writes one value at p (room checked by the caller) and returns the byte after it.
+  static char* put_array_header(char* p, size_t n) { return put_container_header(p, n, 0x90, 0xdc); }
+  static char* put_bool(char* p, bool v) {
+    *p = static_cast<char>(v ? 0xc3 : 0xc2);
+    return p + 1;
+  }
+  // At most 5 + 9 * v.size() bytes.
+  template <class I>
+  static char* put_int_array(char* p, const std::vector<I>& v) {
+    p = put_array_header(p, v.size());
+    for (const I x : v) p = put_integer(p, x);
+    return p;
+  }
+
   // The bytes written; the writer is left empty.
   std::string take() {
     buf_.resize(used_);
@@ -124,16 +147,29 @@ class WireWriter {
   void container_header(size_t n, uint8_t fix, uint8_t wide16) {
     if (n < 16) {
       *room(1) = static_cast<char>(fix | n);
-    } else if (n < 65536) {
-      char* p = room(3);
+    } else {
+      if (n >= 65536) check_length(n, "container");
+      char* p = room(5);
+      used_ = static_cast<size_t>(put_container_header(p, n, fix, wide16) - buf_.data());
+    }
+  }
+
+ public:
+  // At most 5 bytes.
+  static char* put_container_header(char* p, size_t n, uint8_t fix, uint8_t wide16) {
+    if (n < 16) {
+      *p = static_cast<char>(fix | n);
+      return p + 1;
+    }
+    if (n < 65536) {
       p[0] = static_cast<char>(wide16);
       store_be16(p + 1, static_cast<uint16_t>(n));
-    } else {
-      check_length(n, "container");
-      char* p = room(5);
-      p[0] = static_cast<char>(wide16 + 1);
-      store_be32(p + 1, static_cast<uint32_t>(n));
+      return p + 3;
     }
+    check_length(n, "container");
+    p[0] = static_cast<char>(wide16 + 1);
+    store_be32(p + 1, static_cast<uint32_t>(n));
+    return p + 5;
   }
 
   static void check_length(size_t n, const char* what) {
@@ -153,6 +189,7 @@ class WireWriter {
     std::memcpy(p, &v, 8);
   }
 
+  // At most 9 bytes each.
   static char* put_uint(char* p, uint64_t v) {
     if (v < 0x80) {
       *p++ = static_cast<char>(v);
@@ -223,6 +260,7 @@ class WireWriter {
     return p + 4;
   }
 
+ private:
   std::string buf_;
   size_t used_ = 0;
 };
