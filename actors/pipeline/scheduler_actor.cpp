@@ -126,6 +126,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
     auto pump = [&] {
       while (auto plan = core.schedule()) {
         runtime::send_message(*executor, *plan);
+        core.recycle(std::move(*plan));  // its memory serves the next plan
       }
     };
 

@@ -31,6 +31,9 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   b.plan.step_id = next_step_id_;
   b.record.step_id = next_step_id_;
   b.budget = config_.max_num_batched_tokens;
+  b.plan.seqs = std::move(spare_seqs_);
+  b.record.works = std::move(spare_works_);
+  b.record.works.clear();
   const size_t expected = std::min<size_t>(running_.size() + 8, static_cast<size_t>(config_.max_num_seqs));
   b.plan.seqs.reserve(expected);
   b.record.works.reserve(expected);
@@ -46,7 +49,12 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   std::erase_if(running_, [](const Sequence* s) { return s->status != SeqStatus::kRunning; });
 
   auto& p = b.plan;
-  if (p.seqs.empty() && p.swap_out.empty() && p.swap_in.empty() && p.copy.empty()) return std::nullopt;
+  if (b.num_works == 0 && p.swap_out.empty() && p.swap_in.empty() && p.copy.empty()) {
+    spare_seqs_ = std::move(p.seqs);  // still unused: kept for the next plan
+    spare_works_ = std::move(b.record.works);
+    return std::nullopt;
+  }
+  p.seqs.resize(b.num_works);  // drops the recycled records this plan did not need
   p.finished = std::move(finished_for_executor_);
   finished_for_executor_.clear();
   if (config_.block_table_deltas) table_sender_.forget(p.finished);
@@ -54,6 +62,30 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   ++steps_;
   in_flight_.push_back(std::move(b.record));
   return std::move(b.plan);
+}
+
+void SchedulerCore::recycle(protocol::StepPlan&& plan) {
+  spare_seqs_ = std::move(plan.seqs);
+  if (finished_for_executor_.empty()) {
+    plan.finished.clear();
+    finished_for_executor_.swap(plan.finished);
+  }
+}
+
+protocol::SeqWork& SchedulerCore::next_work(StepBuilder& b) {
+  auto& seqs = b.plan.seqs;
+  if (b.num_works == seqs.size()) {
+    ++b.num_works;
+    return seqs.emplace_back();
+  }
+  protocol::SeqWork& w = seqs[b.num_works++];
+  std::vector<int32_t> token_ids = std::move(w.token_ids), block_table = std::move(w.block_table);
+  w = protocol::SeqWork{};
+  token_ids.clear();
+  block_table.clear();
+  w.token_ids = std::move(token_ids);
+  w.block_table = std::move(block_table);
+  return w;
 }
 
 void SchedulerCore::schedule_running(StepBuilder& b, bool decodes) {
@@ -176,21 +208,22 @@ void SchedulerCore::preempt(StepBuilder& b, Sequence& s) {
 void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
   const Request& r = *s.request;
   const int32_t known = static_cast<int32_t>(s.tokens.size());
-  protocol::SeqWork w;
-  w.seq_id = s.seq_id;
-  w.start_pos = s.num_computed;
-  w.num_tokens = num_new;
   if (s.num_pending > 0) {
     // Only the newest token in flight is left to feed: the executor has it on the device (the
     // older ones in flight are fed by the plans before this one).
     if (num_new != 1 || s.num_computed != s.total_len() - 1) {
       throw std::logic_error("scheduler: sequence " + std::to_string(s.seq_id) + " would feed an unknown token");
     }
+  } else if (s.num_computed + num_new > known) {
+    throw std::logic_error("scheduler: sequence " + std::to_string(s.seq_id) + " has too few tokens for its chunk");
+  }
+  protocol::SeqWork& w = next_work(b);
+  w.seq_id = s.seq_id;
+  w.start_pos = s.num_computed;
+  w.num_tokens = num_new;
+  if (s.num_pending > 0) {
     w.use_last_sampled = true;
   } else {
-    if (s.num_computed + num_new > known) {
-      throw std::logic_error("scheduler: sequence " + std::to_string(s.seq_id) + " has too few tokens for its chunk");
-    }
     w.token_ids.assign(s.tokens.begin() + s.num_computed, s.tokens.begin() + s.num_computed + num_new);
   }
   if (config_.block_table_deltas) {
@@ -207,10 +240,9 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
   w.sample_index = s.num_outputs() + s.num_pending;
   w.top_logprobs = r.sampling.logprobs ? std::max(0, r.sampling.top_logprobs) : 0;
   b.record.works.push_back(PlannedWork{s.seq_id, s.epoch, s.num_computed + num_new, w.sample});
-  b.plan.seqs.push_back(std::move(w));
 
   s.num_computed += num_new;
-  if (b.plan.seqs.back().sample) ++s.num_pending;
+  if (w.sample) ++s.num_pending;
   s.scheduled_step = b.plan.step_id;
   s.ever_scheduled = true;
   b.budget -= num_new;

@@ -264,6 +264,7 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     out.deltas.push_back(std::move(d));
     if (r.num_unfinished == 0) drop_request(r);
   }
+  spare_works_ = std::move(in_flight_.front().works);  // the next schedule() reuses its memory
   in_flight_.pop_front();
   return out;
 }

@@ -78,6 +78,10 @@ class SchedulerCore {
 
   // The next step, or nothing when there is no work or max_plans_in_flight plans are unanswered.
   std::optional<protocol::StepPlan> schedule();
+  // Optional: hands back a plan from schedule() once it is sent (encoded), so that the next
+  // plans reuse its memory (the SeqWork records and their token and block-table vectors) instead
+  // of allocating ~3 vectors per running sequence per step. The plans are the same either way.
+  void recycle(protocol::StepPlan&& plan);
 
   // Takes the result of the oldest plan in flight (results come back in plan order; another
   // order throws std::invalid_argument). A result with `error` fails the requests in that plan.
@@ -123,7 +127,8 @@ class SchedulerCore {
 
   // Per-step planning state (schedule_step.cpp).
   struct StepBuilder {
-    protocol::StepPlan plan;
+    protocol::StepPlan plan;  // plan.seqs[num_works, size) are recycled records not used yet
+    size_t num_works = 0;
     InFlight record;
     int32_t budget = 0;
     int32_t num_seqs = 0;
@@ -141,6 +146,9 @@ class SchedulerCore {
   Sequence* pick_victim(const StepBuilder& b, Sequence& asking);
   void preempt(StepBuilder& b, Sequence& s);
   void emit_work(StepBuilder& b, Sequence& s, int32_t num_new);
+  // The next SeqWork of the plan, all fields at their defaults: a recycled record (its vectors
+  // keep their memory) or a new one.
+  static protocol::SeqWork& next_work(StepBuilder& b);
   void fork_samples(StepBuilder& b, Sequence& leader, bool ready_now);
   bool is_unforked_leader(const Sequence& s) const;
 
@@ -168,6 +176,9 @@ class SchedulerCore {
   std::deque<InFlight> in_flight_;
   protocol::BlockTableSender table_sender_;  // what the executor holds, with block_table_deltas
   std::vector<uint64_t> finished_for_executor_;
+  // Memory handed back by recycle() and postprocess(), reused by the next schedule().
+  std::vector<protocol::SeqWork> spare_seqs_;
+  std::vector<PlannedWork> spare_works_;
   uint64_t next_seq_id_ = 1;
   uint64_t next_step_id_ = 1;
   uint64_t next_arrival_ = 0;

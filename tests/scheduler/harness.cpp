@@ -40,6 +40,7 @@ void drive(SchedulerCore& core, FakeExecutor& exec, Transcript& t, const DriveOp
       return;
     }
     protocol::StepResult result = exec.run(in_flight.front());
+    if (options.recycle_plans) core.recycle(std::move(in_flight.front()));
     in_flight.pop_front();
     t.take(core.postprocess(result));
     ++steps;

@@ -111,6 +111,7 @@ bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, siz
   auto t1 = Clock::now();
   if (!plan) return false;
   std::string plan_wire = protocol::encode(*plan);
+  core.recycle(std::move(*plan));  // as the scheduler actor does once the plan is sent
   auto t2 = Clock::now();
   auto received = protocol::decode<protocol::StepPlan>(plan_wire);
   cp.mirror.lend(received);
