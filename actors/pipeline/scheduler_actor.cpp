@@ -119,6 +119,7 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
         }
       }
       if (!batch.deltas.empty()) runtime::send_message(*to_detok, batch);
+      core.recycle(std::move(batch.deltas));  // their memory serves the next steps' deltas
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
     };
     // Plans leave with block-table deltas (sc.block_table_deltas): the executor keeps each

@@ -117,6 +117,7 @@ void SchedulerCore::schedule_swapped(StepBuilder& b) {
     b.plan.swap_in.insert(b.plan.swap_in.end(), copies.begin(), copies.end());
     swapped_.erase(swapped_.begin());
     s.status = SeqStatus::kRunning;
+    s.full_blocks_registered = -1;
     running_.push_back(&s);
     if (num_new == 0) continue;
     const kv::AllocationPlan alloc = kv_.plan_allocation(s.seq_id, s.num_computed + num_new);
@@ -143,6 +144,7 @@ void SchedulerCore::schedule_waiting(StepBuilder& b) {
     const kv::Allocation a = kv_.commit(alloc);
     waiting_.erase(waiting_.begin());
     s.status = SeqStatus::kRunning;
+    s.full_blocks_registered = -1;
     s.num_computed = a.num_cached_tokens;
     running_.push_back(&s);
     if (s.index == 0 && !s.request->admitted) {
@@ -262,6 +264,7 @@ void SchedulerCore::fork_samples(StepBuilder& b, Sequence& leader, bool ready_no
     kv_.fork(leader.seq_id, s->seq_id);
     s->num_computed = leader.num_computed;
     s->status = SeqStatus::kRunning;
+    s->full_blocks_registered = -1;
     s->not_before_step = ready_now ? 0 : b.plan.step_id + 1;
     running_.push_back(s);
   }

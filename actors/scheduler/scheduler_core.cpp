@@ -123,14 +123,22 @@ void SchedulerCore::ensure_started(Request& r, SchedulerOutput& out) {
   out.starts.push_back(std::move(start));
 }
 
-protocol::TokenDelta SchedulerCore::make_delta(const Sequence& s) const {
-  protocol::TokenDelta d;
+void SchedulerCore::fill_delta(const Sequence& s, protocol::TokenDelta& d) const {
   d.request_id = s.request->request_id;
   d.index = s.index;
   d.prompt_tokens = s.request->num_prompt_tokens;
   d.completion_tokens = s.num_outputs();
   d.cached_tokens = s.request->cached_tokens;
+}
+
+protocol::TokenDelta SchedulerCore::make_delta(const Sequence& s) const {
+  protocol::TokenDelta d;
+  fill_delta(s, d);
   return d;
+}
+
+void SchedulerCore::recycle(std::vector<protocol::TokenDelta>&& deltas) {
+  if (deltas.capacity() > spare_deltas_.capacity()) spare_deltas_ = std::move(deltas);
 }
 
 void SchedulerCore::retire(Sequence& s) {
@@ -234,7 +242,24 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
                                 std::to_string(expected));
   }
 
+  // The deltas are written in place into recycled ones where there are some (recycle()):
+  // out.deltas[0, used) are this step's, the rest are spare until resized away below.
+  out.deltas.swap(spare_deltas_);
   out.deltas.reserve(result.outputs.size());
+  size_t used = 0;
+  auto next_delta = [&]() -> protocol::TokenDelta& {
+    if (used == out.deltas.size()) {
+      ++used;
+      return out.deltas.emplace_back();
+    }
+    // Every field back to its default; the token vector keeps its memory.
+    protocol::TokenDelta& d = out.deltas[used++];
+    std::vector<int32_t> token_ids = std::move(d.token_ids);
+    d = protocol::TokenDelta{};
+    token_ids.clear();
+    d.token_ids = std::move(token_ids);
+    return d;
+  };
   size_t next_output = 0;
   for (const PlannedWork& w : rec.works) {
     const protocol::SeqOutput* o = w.sample ? &result.outputs[next_output++] : nullptr;
@@ -242,7 +267,13 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     if (!s || s->status == SeqStatus::kFinished) continue;  // finished one step late: dropped
     if (s->epoch == w.epoch && s->status == SeqStatus::kRunning) {
       const int32_t computed = std::min<int32_t>(w.end_pos, static_cast<int32_t>(s->tokens.size()));
-      kv_.cache_full_blocks(s->seq_id, s->tokens, computed);
+      // Registers the blocks completed since the last call: none unless a block boundary was
+      // crossed (one step in block_size for a decode), so the look-up is skipped otherwise.
+      const int32_t full = computed / config_.block_size;
+      if (full != s->full_blocks_registered) {
+        kv_.cache_full_blocks(s->seq_id, s->tokens, computed);
+        s->full_blocks_registered = full;
+      }
     }
     if (!o) continue;
     // The token is valid even if the sequence was preempted since: it was computed from the
@@ -252,7 +283,8 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     ++generation_tokens_;
     Request& r = *s->request;
     ensure_started(r, out);
-    protocol::TokenDelta d = make_delta(*s);
+    protocol::TokenDelta& d = next_delta();
+    fill_delta(*s, d);
     d.token_ids.push_back(o->token);
     if (r.sampling.logprobs) {
       d.logprobs.push_back(o->logprob);
@@ -261,9 +293,9 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     d.finish_reason = finish_reason_after(o->token, s->num_outputs(), static_cast<int32_t>(s->tokens.size()),
                                           r.sampling, config_.eos_token_ids, config_.max_model_len);
     if (!d.finish_reason.empty()) retire(*s);
-    out.deltas.push_back(std::move(d));
     if (r.num_unfinished == 0) drop_request(r);
   }
+  out.deltas.resize(used);
   spare_works_ = std::move(in_flight_.front().works);  // the next schedule() reuses its memory
   in_flight_.pop_front();
   return out;

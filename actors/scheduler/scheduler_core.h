@@ -82,6 +82,9 @@ class SchedulerCore {
   // plans reuse its memory (the SeqWork records and their token and block-table vectors) instead
   // of allocating ~3 vectors per running sequence per step. The plans are the same either way.
   void recycle(protocol::StepPlan&& plan);
+  // Optional, likewise: hands back the TokenDeltas of outputs once sent (encoded), so that the
+  // deltas of later steps reuse their memory (the vector and each delta's token vector).
+  void recycle(std::vector<protocol::TokenDelta>&& deltas);
 
   // Takes the result of the oldest plan in flight (results come back in plan order; another
   // order throws std::invalid_argument). A result with `error` fails the requests in that plan.
@@ -161,6 +164,8 @@ class SchedulerCore {
   // Retires every unfinished sample of `r` with a TokenDelta carrying `reason`, then forgets `r`.
   void end_request(Request& r, const std::string& reason, SchedulerOutput& out);
   protocol::TokenDelta make_delta(const Sequence& s) const;
+  // Sets the delta's per-sample fields; the others (tokens, finish_reason) are the caller's.
+  void fill_delta(const Sequence& s, protocol::TokenDelta& d) const;
   // Forgets a request whose samples are all finished (its Sequence objects too).
   void drop_request(Request& r);
   Sequence* find_seq(uint64_t seq_id);
@@ -179,6 +184,7 @@ class SchedulerCore {
   // Memory handed back by recycle() and postprocess(), reused by the next schedule().
   std::vector<protocol::SeqWork> spare_seqs_;
   std::vector<PlannedWork> spare_works_;
+  std::vector<protocol::TokenDelta> spare_deltas_;
   uint64_t next_seq_id_ = 1;
   uint64_t next_step_id_ = 1;
   uint64_t next_arrival_ = 0;

@@ -47,6 +47,10 @@ struct Sequence {
   uint64_t epoch = 0;                 // bumped whenever its blocks are dropped (recompute)
   uint64_t not_before_step = 0;       // it may not run in an earlier step (after fork)
   uint64_t scheduled_step = 0;        // the last step it was planned in
+  // Full blocks that the KV manager last registered in the prefix cache for it (postprocess asks
+  // again only when this grows: most steps complete no block); -1 whenever it (re)starts
+  // running, i.e. its blocks may have changed (admission, swap-in, fork).
+  int32_t full_blocks_registered = -1;
 
   int32_t num_prompt() const { return request->num_prompt_tokens; }
   int32_t num_outputs() const { return static_cast<int32_t>(tokens.size()) - num_prompt(); }

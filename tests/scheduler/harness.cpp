@@ -40,9 +40,11 @@ void drive(SchedulerCore& core, FakeExecutor& exec, Transcript& t, const DriveOp
       return;
     }
     protocol::StepResult result = exec.run(in_flight.front());
-    if (options.recycle_plans) core.recycle(std::move(in_flight.front()));
+    if (options.recycle) core.recycle(std::move(in_flight.front()));
     in_flight.pop_front();
-    t.take(core.postprocess(result));
+    SchedulerOutput out = core.postprocess(result);
+    t.take(out);
+    if (options.recycle) core.recycle(std::move(out.deltas));
     ++steps;
     if (options.after_step) options.after_step(core, steps, t);
     ASSERT_LT(steps, options.max_steps) << "no end after " << steps << " steps";

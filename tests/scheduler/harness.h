@@ -44,9 +44,10 @@ struct DriveOptions {
   int32_t max_steps = 100000;
   // Called after each postprocess with the step count so far (abort mid-run, add requests...).
   std::function<void(SchedulerCore&, int32_t step, Transcript&)> after_step;
-  // Hand each plan back to the core (SchedulerCore::recycle) once the executor ran it, as the
-  // scheduler actor does once it sent it: the next plans reuse its memory.
-  bool recycle_plans = true;
+  // Hand each plan back to the core (SchedulerCore::recycle) once the executor ran it, and each
+  // step's deltas once taken, as the scheduler actor does once it sent them: later plans and
+  // deltas reuse their memory.
+  bool recycle = true;
 };
 
 // Runs to completion; a stall (requests left, nothing schedulable, nothing in flight) or more

@@ -1,7 +1,8 @@
-// SchedulerCore::recycle only lends memory to later plans: over random workloads (chunked
+// SchedulerCore::recycle only lends memory to later plans and deltas: over random workloads (chunked
 // prefill, n > 1 forks, preemption by swap and recompute, prefix hits, copy-on-write, aborts,
 // several plans in flight, block-table deltas on and off) a core whose plans are handed back
-// makes exactly the plans, byte for byte, and the outputs of one whose plans are not.
+// makes exactly the plans, byte for byte, and the outputs of one whose plans are not (the deltas
+// are handed back too, so a difference in them would show in the transcripts).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -54,7 +55,7 @@ WorkloadRun run_workload(uint32_t seed, bool recycle) {
   size_t next = rs.size() / 2;
   for (size_t i = 0; i < next; ++i) run.transcript.take(core.add_request(rs[i]));
   DriveOptions opt;
-  opt.recycle_plans = recycle;
+  opt.recycle = recycle;
   opt.after_step = [&](SchedulerCore& core, int32_t step, Transcript& tr) {
     if (next < rs.size()) tr.take(core.add_request(rs[next++]));
     if (step % 13 == 5) tr.take(core.abort(static_cast<uint64_t>(step % static_cast<int>(next) + 1)));
@@ -81,6 +82,7 @@ TEST(Recycle, PlansAndOutputsAreTheSameWithAndWithout) {
     for (size_t i = 0; i < kept.plans.size(); ++i) ASSERT_EQ(recycled.plans[i], kept.plans[i]) << "plan " << i;
     EXPECT_EQ(recycled.transcript.tokens, kept.transcript.tokens);
     EXPECT_EQ(recycled.transcript.finish, kept.transcript.finish);
+    EXPECT_EQ(recycled.transcript.cached_tokens, kept.transcript.cached_tokens);
     preemptions += kept.preemptions;
     plans += kept.plans.size();
     if (::testing::Test::HasFailure()) break;

@@ -132,6 +132,7 @@ bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, siz
     protocol::TokenDeltaBatch batch;
     batch.deltas = std::move(out.deltas);
     emitted += protocol::encode(batch).size();
+    core.recycle(std::move(batch.deltas));  // as the scheduler actor does once the batch is sent
   }
   auto t8 = Clock::now();
   ph.schedule = ns_between(t0, t1);
