@@ -19,10 +19,19 @@ BlockManager::BlockManager(const KvConfig& config)
       device_(config.num_device_blocks, config.block_size, config.enable_prefix_caching),
       host_(config.num_host_blocks, config.block_size, false) {}
 
-const BlockManager::SeqBlocks& BlockManager::get(uint64_t seq_id) const {
+const BlockManager::SeqBlocks* BlockManager::find(uint64_t seq_id) const {
+  if (last_.entry && last_.seq_id == seq_id) return last_.entry;
   auto it = seqs_.find(seq_id);
-  if (it == seqs_.end()) throw std::out_of_range("BlockManager: unknown " + seq_name(seq_id));
-  return it->second;
+  if (it == seqs_.end()) return nullptr;
+  last_.seq_id = seq_id;
+  last_.entry = &it->second;
+  return last_.entry;
+}
+
+const BlockManager::SeqBlocks& BlockManager::get(uint64_t seq_id) const {
+  const SeqBlocks* s = find(seq_id);
+  if (!s) throw std::out_of_range("BlockManager: unknown " + seq_name(seq_id));
+  return *s;
 }
 
 BlockManager::SeqBlocks& BlockManager::get(uint64_t seq_id) {
@@ -68,8 +77,8 @@ AllocationPlan BlockManager::plan_allocation(uint64_t seq_id, int32_t target_slo
   p.target_slots = target_slots;
   p.version = version_;
   if (target_slots < 0) throw std::invalid_argument("BlockManager: negative target_slots for " + seq_name(seq_id));
-  auto it = seqs_.find(seq_id);
-  if (it == seqs_.end()) {
+  const SeqBlocks* found = find(seq_id);
+  if (!found) {
     p.new_sequence = true;
     if (prefix) {
       if (prefix->version != version_) {
@@ -88,7 +97,7 @@ AllocationPlan BlockManager::plan_allocation(uint64_t seq_id, int32_t target_slo
     p.num_fresh_blocks = blocks_for(target_slots) - static_cast<int32_t>(p.prefix.blocks.size());
     p.blocks_needed = p.num_fresh_blocks + evictable_hits;
   } else {
-    const SeqBlocks& s = it->second;
+    const SeqBlocks& s = *found;
     if (s.where != Residence::kDevice) {
       throw std::logic_error("BlockManager: " + seq_name(seq_id) + " is swapped out; swap it in first");
     }
@@ -152,6 +161,7 @@ bool BlockManager::free(uint64_t seq_id) {
   auto it = seqs_.find(seq_id);
   if (it == seqs_.end()) return false;
   release_all(it->second.where == Residence::kDevice ? device_ : host_, it->second.table);
+  if (last_.entry == &it->second) last_.entry = nullptr;
   seqs_.erase(it);
   ++version_;
   return true;

@@ -85,6 +85,8 @@ class BlockManager {
     uint64_t last_hash = 0;     // chain key of block num_hashed - 1 (root when 0)
   };
 
+  // The sequence's entry, or null. Answers a repeated question from last_ (see there).
+  const SeqBlocks* find(uint64_t seq_id) const;
   const SeqBlocks& get(uint64_t seq_id) const;
   SeqBlocks& get(uint64_t seq_id);
   void check_version(uint64_t plan_version, const char* what, uint64_t seq_id) const;
@@ -96,6 +98,21 @@ class BlockManager {
   BlockPool device_;
   BlockPool host_;
   std::unordered_map<uint64_t, SeqBlocks> seqs_;
+  // The entry found last: planning a sequence asks about it several times in a row (plan,
+  // commit, its table), and each look-up in seqs_ is a division and a pointer chase, a few
+  // hundred per step. Entries of an unordered_map stay put until erased: free() forgets it. A
+  // copy of the manager starts without it (it would point into the other map).
+  struct LastFound {
+    uint64_t seq_id = 0;
+    const SeqBlocks* entry = nullptr;
+    LastFound() = default;
+    LastFound(const LastFound&) {}
+    LastFound& operator=(const LastFound&) {
+      entry = nullptr;
+      return *this;
+    }
+  };
+  mutable LastFound last_;
   uint64_t version_ = 0;
   int64_t lookup_tokens_ = 0;
   int64_t hit_tokens_ = 0;

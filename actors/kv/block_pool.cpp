@@ -18,6 +18,9 @@ BlockPool::BlockPool(int32_t num_blocks, int32_t block_size, bool caching)
   if (num_blocks < 0) throw std::invalid_argument("BlockPool: num_blocks must be >= 0, got " + std::to_string(num_blocks));
   if (block_size <= 0) throw std::invalid_argument("BlockPool: block_size must be > 0, got " + std::to_string(block_size));
   free_.reserve(num_blocks);
+  // At most one key per block: sized once, so that registering blocks as sequences grow never
+  // rehashes the whole cache in the middle of a step.
+  if (caching_) by_hash_.reserve(static_cast<size_t>(num_blocks));
   // Stack order: block 0 is taken first, which keeps tests and logs readable.
   for (int32_t b = num_blocks - 1; b >= 0; --b) free_.push_back(b);
 }

@@ -268,3 +268,36 @@ TEST(BlockManager, CachingOffNeverHits) {
 
 }  // namespace
 }  // namespace zinfer::kv
+
+namespace zinfer::kv {
+namespace {
+
+// BlockManager remembers the entry it found last (a step asks about one sequence several times
+// in a row): freeing that sequence, re-admitting its id, and copying the manager must not leave
+// an answer that points at a freed or foreign entry.
+TEST(BlockManager, LastLookupForgetsFreedSequencesAndCopies) {
+  BlockManager m(config(16));
+  admit(m, 1, tokens(6, 1));
+  admit(m, 2, tokens(6, 2));
+  const std::vector<int32_t> first = m.block_table(1);
+  EXPECT_EQ(m.num_slots(1), 6);
+  ASSERT_TRUE(m.free(1));
+  EXPECT_FALSE(m.has(1));
+  EXPECT_THROW(m.block_table(1), std::out_of_range);
+  EXPECT_TRUE(m.plan_allocation(1, 3).new_sequence);
+  admit(m, 1, tokens(9, 3));  // the same id, new blocks
+  EXPECT_EQ(m.num_slots(1), 9);
+  EXPECT_EQ(m.block_table(1).size(), 3u);
+
+  BlockManager copy = m;
+  const std::vector<int32_t> table = copy.block_table(1);
+  ASSERT_TRUE(m.free(1));
+  EXPECT_EQ(copy.block_table(1), table);  // the copy answers from its own entries
+  m.commit(m.plan_allocation(2, 12));
+  EXPECT_EQ(copy.num_slots(2), 6);
+  EXPECT_EQ(m.num_slots(2), 12);
+  EXPECT_NE(first, std::vector<int32_t>{});
+}
+
+}  // namespace
+}  // namespace zinfer::kv
