@@ -184,6 +184,26 @@ TEST(SyntheticBackend, PlansOutsideTheCacheAreErrors) {
   EXPECT_THROW(b->step(bad_count), std::invalid_argument);
 }
 
+// Every entry of a table is checked, wherever it is, and the error names the first bad one.
+TEST(SyntheticBackend, EveryBlockOfATableIsChecked) {
+  auto b = make_backend(options(8, 4));
+  auto error_of = [&](std::vector<int32_t> table) -> std::string {
+    BatchInput batch;
+    batch.seqs.push_back(decode(1, 0, 0, {0, 1, 2}));
+    batch.seqs.push_back(prefill(2, 4, true, std::move(table)));
+    try {
+      b->step(batch);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of({0, 7, 3, 5}), "no error");
+  EXPECT_NE(error_of({0, 1, -1, 2}).find("block -1 outside [0, 8)"), std::string::npos) << error_of({0, 1, -1, 2});
+  EXPECT_NE(error_of({0, 1, 2, 3, 9, 8}).find("block 9 outside"), std::string::npos);
+  EXPECT_NE(error_of({8}).find("a block table names device block 8"), std::string::npos) << error_of({8});
+}
+
 TEST(SyntheticBackend, ComputesNoLogits) {
   auto b = make_backend(options(8));
   try {
