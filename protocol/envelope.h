@@ -58,22 +58,31 @@ msgpack::object_handle unpack_payload(std::string_view payload);
 [[noreturn]] void throw_wrong_payload(MessageType type, const std::string& detail);
 [[noreturn]] void throw_malformed_payload(MessageType type, const std::string& detail);
 
+// A hand-written codec's payload into `out` through `read` (read_payload or
+// read_payload_reusing), with the errors decode() gives.
+template <class T, class Read>
+void read_fast_payload(std::string_view payload, T& out, Read&& read) {
+  WireReader r(payload);
+  try {
+    read(r, out);
+  } catch (const ProtocolError& e) {
+    // Truncation and bytes that are not msgpack stay kMalformed, as open() reports them for
+    // the other types; a value of the wrong type is kWrongPayload.
+    if (e.kind() == DecodeErrorKind::kMalformed) throw_malformed_payload(T::kType, e.located_detail());
+    throw_wrong_payload(T::kType, e.located_detail());
+  }
+  if (!r.at_end()) {
+    throw_malformed_payload(T::kType, std::to_string(r.remaining()) + " trailing byte(s) after the frame");
+  }
+}
+
+inline void read_plan_reusing(WireReader& r, StepPlan& plan) { read_payload_reusing(r, plan); }
+
 template <class T>
 T decode_payload(std::string_view payload) {
   T out;
   if constexpr (FastCodec<T>) {
-    WireReader r(payload);
-    try {
-      read_payload(r, out);
-    } catch (const ProtocolError& e) {
-      // Truncation and bytes that are not msgpack stay kMalformed, as open() reports them for
-      // the other types; a value of the wrong type is kWrongPayload.
-      if (e.kind() == DecodeErrorKind::kMalformed) throw_malformed_payload(T::kType, e.located_detail());
-      throw_wrong_payload(T::kType, e.located_detail());
-    }
-    if (!r.at_end()) {
-      throw_malformed_payload(T::kType, std::to_string(r.remaining()) + " trailing byte(s) after the frame");
-    }
+    read_fast_payload(payload, out, [](WireReader& r, T& o) { read_payload(r, o); });
   } else {
     msgpack::object_handle handle = unpack_payload(payload);
     try {
@@ -128,6 +137,13 @@ class Frame {
     return detail::decode_payload<T>(payload_bytes());
   }
 
+  // as<StepPlan>() into `plan`, reusing the memory of the plan it held before (the executor
+  // decodes one per step): the same plan and the same errors.
+  void as_into(StepPlan& plan) const {
+    if (type_ != StepPlan::kType) detail::throw_unexpected_type(StepPlan::kType, type_);
+    detail::read_fast_payload(payload_bytes(), plan, detail::read_plan_reusing);
+  }
+
   // The payload as msgpack-c's object tree, for code that walks it generically (e.g. the
   // prototype decoder of tools/bench/bench_scheduler.cpp). Unpacked on the first call and kept
   // with the frame; not for the hot path, and not to be called from two threads on one Frame.
@@ -159,6 +175,13 @@ T decode(std::string_view bytes) {
   const detail::Envelope env = detail::open_envelope(bytes);
   if (env.type != T::kType) detail::throw_unexpected_type(T::kType, env.type);
   return detail::decode_payload<T>(env.payload);
+}
+
+// decode<StepPlan>() into `plan`, reusing its memory as Frame::as_into does.
+inline void decode_into(std::string_view bytes, StepPlan& plan) {
+  const detail::Envelope env = detail::open_envelope(bytes);
+  if (env.type != StepPlan::kType) detail::throw_unexpected_type(StepPlan::kType, env.type);
+  detail::read_fast_payload(env.payload, plan, detail::read_plan_reusing);
 }
 
 // An ErrorReply describing a ProtocolError (for receivers that answer bad frames).

@@ -24,6 +24,10 @@ namespace zinfer::protocol {
 
 void write_payload(WireWriter& w, const StepPlan& plan);
 void read_payload(WireReader& r, StepPlan& plan);
+// As read_payload, into a plan that held an earlier one: its SeqWork records are reused with
+// their vectors' memory (record_reuse.h). Every field is read or reset to its default, so the
+// plan and the errors are those of a fresh decode.
+void read_payload_reusing(WireReader& r, StepPlan& plan);
 void write_payload(WireWriter& w, const SeqWork& work);
 void read_payload(WireReader& r, SeqWork& work);
 void write_payload(WireWriter& w, const BlockCopy& copy);

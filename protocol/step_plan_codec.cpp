@@ -1,5 +1,6 @@
 // StepPlan and its records (SeqWork, BlockCopy): the scheduler -> executor message of every step.
 #include "protocol/fast_cursor.h"
+#include "protocol/record_reuse.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
@@ -110,14 +111,18 @@ void write_payload(WireWriter& w, const StepPlan& p) {
   w.int_array(p.finished);
 }
 
-void read_payload(WireReader& r, StepPlan& p) {
+namespace {
+
+// The StepPlan map; `read_seqs` reads the value of "seqs".
+template <class ReadSeqs>
+void read_plan(WireReader& r, StepPlan& p, ReadSeqs&& read_seqs) {
   read_map_record(r, [&](std::string_view key) {
     if (key == "step_id") {
       p.step_id = r.read_int<uint64_t>();
       return true;
     }
     if (key == "seqs") {
-      read_records(r, p.seqs);
+      read_seqs();
       return true;
     }
     if (key == "swap_out") {
@@ -138,6 +143,36 @@ void read_payload(WireReader& r, StepPlan& p) {
     }
     return false;
   });
+}
+
+}  // namespace
+
+void read_payload(WireReader& r, StepPlan& p) {
+  read_plan(r, p, [&] { read_records(r, p.seqs); });
+}
+
+void read_payload_reusing(WireReader& r, StepPlan& p) {
+  // What a missing key leaves: the default.
+  p.step_id = 0;
+  p.swap_out.clear();
+  p.swap_in.clear();
+  p.copy.clear();
+  p.finished.clear();
+  bool seqs_read = false;
+  read_plan(r, p, [&] {
+    const uint32_t n = r.read_array_header();
+    p.seqs.resize(n);  // the first records keep their memory
+    for (uint32_t i = 0; i < n; ++i) {
+      reset_keeping_memory(p.seqs[i]);
+      try {
+        read_payload(r, p.seqs[i]);
+      } catch (const ProtocolError& e) {
+        throw e.within("[" + std::to_string(i) + "]");
+      }
+    }
+    seqs_read = true;
+  });
+  if (!seqs_read) p.seqs.clear();
 }
 
 size_t payload_size_hint(const StepPlan& p) {

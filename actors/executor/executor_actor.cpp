@@ -34,32 +34,36 @@ int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelC
   return static_cast<int32_t>(model.max_position_embeddings);
 }
 
-// The per-sequence vectors are moved out of the plan: the decoded plan is not needed after.
-gpu::BatchInput to_batch_input(protocol::StepPlan&& plan) {
-  gpu::BatchInput b;
-  b.seqs.reserve(plan.seqs.size());
-  for (auto& w : plan.seqs) {
-    gpu::SequenceInput s;
+// The step's batch, written over the previous step's: the per-sequence vectors are swapped
+// between the plan and the batch (the plan is not needed after), so both keep their memory for
+// the next step and a step allocates nothing per sequence. Every field is set.
+void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& b) {
+  b.seqs.resize(plan.seqs.size());
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    protocol::SeqWork& w = plan.seqs[i];
+    gpu::SequenceInput& s = b.seqs[i];
     s.seq_id = w.seq_id;
     s.num_tokens = w.use_last_sampled ? 1 : static_cast<int32_t>(w.token_ids.size());
-    s.token_ids = std::move(w.token_ids);
+    s.token_ids.swap(w.token_ids);
     s.use_last_sampled = w.use_last_sampled;
     s.start_pos = w.start_pos;
-    s.block_table = std::move(w.block_table);
+    s.block_table.swap(w.block_table);
     s.sample = w.sample;
+    s.sampling = gpu::SamplingConfig{};
     s.sampling.temperature = w.temperature;
     s.sampling.top_p = w.top_p;
     s.sampling.top_k = w.top_k;
     s.sampling.seed = w.seed;
     s.sampling.sample_index = w.sample_index;
     s.sampling.top_logprobs = w.top_logprobs;
-    b.seqs.push_back(std::move(s));
   }
+  b.swap_out.clear();
+  b.swap_in.clear();
+  b.copy.clear();
   for (auto& c : plan.swap_out) b.swap_out.emplace_back(c.src, c.dst);
   for (auto& c : plan.swap_in) b.swap_in.emplace_back(c.src, c.dst);
   for (auto& c : plan.copy) b.copy.emplace_back(c.src, c.dst);
-  b.finished = std::move(plan.finished);
-  return b;
+  b.finished.swap(plan.finished);
 }
 
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled) {
@@ -99,6 +103,10 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
     // (protocol/block_table_delta.h); the backend gets whole tables, lent for the step (moved,
     // not copied: at 256 sequences of thousands of tokens a copy per step cost ~40 us).
     protocol::BlockTableMirror tables;
+    // Each step's plan is decoded into the last one and its batch written over the last batch
+    // (to_batch_input), so that their vectors' memory serves every step.
+    protocol::StepPlan plan;
+    gpu::BatchInput batch;
     runtime::Loop loop(&pipe);
     link->watch(loop, [&](runtime::Link& peer) {
       for (int i = 0; i < 16; ++i) {
@@ -107,13 +115,13 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
         try {
           protocol::Frame f = protocol::open_owned(std::move(*body));
           if (f.type() == protocol::MessageType::kStepPlan) {
-            auto plan = f.as<protocol::StepPlan>();
+            f.as_into(plan);
             const uint64_t step_id = plan.step_id;
             protocol::StepResult result;
             auto start = std::chrono::steady_clock::now();
             try {
               tables.lend(plan);
-              gpu::BatchInput batch = to_batch_input(std::move(plan));
+              to_batch_input(plan, batch);
               auto give_back = [&] {
                 for (auto& s : batch.seqs) tables.take_back(s.seq_id, std::move(s.block_table));
               };

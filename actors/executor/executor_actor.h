@@ -17,9 +17,10 @@ runtime::ActorBody executor_actor(const runtime::Config& config);
 // The backend options a config asks for (shared with tools that build a backend directly).
 gpu::BackendOptions backend_options(const runtime::Config& config);
 
-// Translation between the protocol and the backend. to_batch_input moves the token ids, block
-// tables and finished list out of the plan instead of copying them.
-gpu::BatchInput to_batch_input(protocol::StepPlan&& plan);
+// Translation between the protocol and the backend. to_batch_input writes the plan's step over
+// the batch of an earlier step, swapping the token ids, block tables and finished list between
+// the two instead of copying them: both keep their memory for the next step.
+void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& batch);
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled);
 
 // The context length a config and model give: model.max_model_len when set, else the model's

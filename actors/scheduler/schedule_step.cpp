@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "actors/scheduler/scheduler_core.h"
+#include "protocol/record_reuse.h"
 
 namespace zinfer::scheduler {
 
@@ -79,12 +80,7 @@ protocol::SeqWork& SchedulerCore::next_work(StepBuilder& b) {
     return seqs.emplace_back();
   }
   protocol::SeqWork& w = seqs[b.num_works++];
-  std::vector<int32_t> token_ids = std::move(w.token_ids), block_table = std::move(w.block_table);
-  w = protocol::SeqWork{};
-  token_ids.clear();
-  block_table.clear();
-  w.token_ids = std::move(token_ids);
-  w.block_table = std::move(block_table);
+  protocol::reset_keeping_memory(w);
   return w;
 }
 

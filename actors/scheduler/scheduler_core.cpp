@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "actors/scheduler/stop_conditions.h"
+#include "protocol/record_reuse.h"
 
 namespace zinfer::scheduler {
 
@@ -252,12 +253,8 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
       ++used;
       return out.deltas.emplace_back();
     }
-    // Every field back to its default; the token vector keeps its memory.
     protocol::TokenDelta& d = out.deltas[used++];
-    std::vector<int32_t> token_ids = std::move(d.token_ids);
-    d = protocol::TokenDelta{};
-    token_ids.clear();
-    d.token_ids = std::move(token_ids);
+    protocol::reset_keeping_memory(d);
     return d;
   };
   size_t next_output = 0;

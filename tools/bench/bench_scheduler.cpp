@@ -100,6 +100,7 @@ struct ControlPlane {
   }
   SchedulerCore core;
   protocol::BlockTableMirror mirror;
+  protocol::StepPlan received;  // the executor decodes each plan into the last one, as its actor does
 };
 
 // One step through the whole control plane. Returns false when there was nothing to plan.
@@ -113,7 +114,8 @@ bool run_step(ControlPlane& cp, StepPhases& ph, size_t* plan_seqs = nullptr, siz
   std::string plan_wire = protocol::encode(*plan);
   core.recycle(std::move(*plan));  // as the scheduler actor does once the plan is sent
   auto t2 = Clock::now();
-  auto received = protocol::decode<protocol::StepPlan>(plan_wire);
+  protocol::StepPlan& received = cp.received;
+  protocol::decode_into(plan_wire, received);
   cp.mirror.lend(received);
   auto t3 = Clock::now();
   protocol::StepResult result = answer(received);  // the executor: not control plane
