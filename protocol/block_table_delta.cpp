@@ -9,7 +9,9 @@ namespace zinfer::protocol {
 void BlockTableSender::compress(StepPlan& plan) {
   for (uint64_t id : plan.finished) sent_.erase(id);
   for (SeqWork& w : plan.seqs) {
-    std::vector<int32_t>& sent = sent_[w.seq_id];
+    Sent& entry = sent_[w.seq_id];
+    entry.generation = 0;
+    std::vector<int32_t>& sent = entry.table;
     std::vector<int32_t>& table = w.block_table;
     // Entries before w.block_table_start are ones the caller already left out; normally 0.
     const size_t offset = static_cast<size_t>(std::max(0, w.block_table_start));
@@ -24,11 +26,15 @@ void BlockTableSender::compress(StepPlan& plan) {
   }
 }
 
-void BlockTableSender::fill(SeqWork& w, std::span<const int32_t> table) {
-  std::vector<int32_t>& sent = sent_[w.seq_id];
-  // Usually the table only grew since the last plan: one memcmp of what was sent.
+void BlockTableSender::fill(SeqWork& w, std::span<const int32_t> table, uint64_t generation) {
+  Sent& entry = sent_[w.seq_id];
+  std::vector<int32_t>& sent = entry.table;
+  // Usually the table only grew since the last plan: known from its generation, else one memcmp
+  // of what was sent.
   size_t same = 0;
-  if (sent.size() <= table.size() && std::equal(sent.begin(), sent.end(), table.begin())) {
+  if (generation != 0 && entry.generation == generation && sent.size() <= table.size()) {
+    same = sent.size();
+  } else if (sent.size() <= table.size() && std::equal(sent.begin(), sent.end(), table.begin())) {
     same = sent.size();
   } else {
     const size_t limit = std::min(sent.size(), table.size());
@@ -36,6 +42,7 @@ void BlockTableSender::fill(SeqWork& w, std::span<const int32_t> table) {
     sent.resize(same);
   }
   sent.insert(sent.end(), table.begin() + static_cast<std::ptrdiff_t>(same), table.end());
+  entry.generation = generation;
   w.block_table.assign(table.begin() + static_cast<std::ptrdiff_t>(same), table.end());
   w.block_table_start = static_cast<int32_t>(same);
 }

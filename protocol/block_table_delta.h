@@ -33,14 +33,23 @@ class BlockTableSender {
   void compress(StepPlan& plan);
   // Sets w.block_table / w.block_table_start to the part of `table` (the sequence's whole table)
   // after the prefix already sent; only that part is copied.
-  void fill(SeqWork& w, std::span<const int32_t> table);
+  void fill(SeqWork& w, std::span<const int32_t> table) { fill(w, table, 0); }
+  // The same, told the table's `generation`: a number its owner changes whenever the table
+  // changes other than by entries appended at its end (kv::BlockManager::table_generation; 0 =
+  // unknown). While it is that of the last fill, what was sent is a prefix of the table and is
+  // not compared again: at thousands of tokens that comparison was most of fill()'s time.
+  void fill(SeqWork& w, std::span<const int32_t> table, uint64_t generation);
   // The executor drops these sequences (they are in a plan's `finished`).
   void forget(const std::vector<uint64_t>& seq_ids);
   void reset() { sent_.clear(); }
   size_t tracked() const { return sent_.size(); }
 
  private:
-  std::unordered_map<uint64_t, std::vector<int32_t>> sent_;  // seq_id -> table the executor has
+  struct Sent {
+    std::vector<int32_t> table;  // what the executor has
+    uint64_t generation = 0;     // the table's generation when last filled (0: unknown)
+  };
+  std::unordered_map<uint64_t, Sent> sent_;  // by seq_id
 };
 
 class BlockTableMirror {

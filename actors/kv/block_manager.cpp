@@ -125,6 +125,7 @@ Allocation BlockManager::commit(const AllocationPlan& plan) {
     fresh.num_slots = plan.prefix.num_tokens;
     fresh.num_hashed = static_cast<int32_t>(plan.prefix.blocks.size());
     fresh.last_hash = plan.prefix.last_hash;
+    fresh.generation = next_generation_++;
     lookup_tokens_ += plan.prefix.num_looked_up;
     hit_tokens_ += plan.prefix.num_tokens;
     out.num_cached_tokens = plan.prefix.num_tokens;
@@ -138,6 +139,7 @@ Allocation BlockManager::commit(const AllocationPlan& plan) {
     out.copies.push_back(protocol::BlockCopy{shared, own});
     device_.release(shared);
     s->table.back() = own;
+    s->generation = next_generation_++;
   }
   for (int32_t i = 0; i < plan.num_fresh_blocks; ++i) s->table.push_back(device_.take());
   s->num_slots = std::max(s->num_slots, plan.target_slots);
@@ -152,6 +154,7 @@ void BlockManager::fork(uint64_t parent_id, uint64_t child_id) {
   }
   if (seqs_.count(child_id)) throw std::logic_error("BlockManager: fork target " + seq_name(child_id) + " exists");
   SeqBlocks child = parent;
+  child.generation = next_generation_++;
   for (int32_t b : child.table) device_.retain(b);
   seqs_.emplace(child_id, std::move(child));
   ++version_;
@@ -209,6 +212,7 @@ std::vector<protocol::BlockCopy> BlockManager::commit_swap_out(const SwapPlan& p
   }
   release_all(device_, s.table);
   s.table = std::move(host_table);
+  s.generation = next_generation_++;
   s.where = Residence::kHost;
   s.num_hashed = 0;  // its device blocks are new after swap-in; they are hashed again then
   s.last_hash = kRootBlockHash;
@@ -239,6 +243,7 @@ std::vector<protocol::BlockCopy> BlockManager::commit_swap_in(const SwapPlan& pl
   }
   release_all(host_, s.table);
   s.table = std::move(device_table);
+  s.generation = next_generation_++;
   s.where = Residence::kDevice;
   ++version_;
   return copies;

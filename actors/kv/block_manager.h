@@ -70,6 +70,11 @@ class BlockManager {
   bool has(uint64_t seq_id) const { return seqs_.count(seq_id) != 0; }
   Residence residence(uint64_t seq_id) const { return get(seq_id).where; }
   const std::vector<int32_t>& block_table(uint64_t seq_id) const { return get(seq_id).table; }
+  // Changes whenever the sequence's table changes other than by blocks appended at its end (a
+  // new or forked sequence, copy-on-write of its last block, swap-out, swap-in); never 0 and
+  // never reused, so that equal generations mean "only appended since" (a block-table sender
+  // skips comparing what it sent, protocol/block_table_delta.h).
+  uint64_t table_generation(uint64_t seq_id) const { return get(seq_id).generation; }
   int32_t num_slots(uint64_t seq_id) const { return get(seq_id).num_slots; }
   size_t num_sequences() const { return seqs_.size(); }
   const BlockPool& device_pool() const { return device_; }
@@ -83,6 +88,7 @@ class BlockManager {
     Residence where = Residence::kDevice;
     int32_t num_hashed = 0;     // leading blocks whose chain key is known
     uint64_t last_hash = 0;     // chain key of block num_hashed - 1 (root when 0)
+    uint64_t generation = 0;    // table_generation()
   };
 
   // The sequence's entry, or null. Answers a repeated question from last_ (see there).
@@ -114,6 +120,7 @@ class BlockManager {
   };
   mutable LastFound last_;
   uint64_t version_ = 0;
+  uint64_t next_generation_ = 1;
   int64_t lookup_tokens_ = 0;
   int64_t hit_tokens_ = 0;
 };

@@ -225,7 +225,7 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
     w.token_ids.assign(s.tokens.begin() + s.num_computed, s.tokens.begin() + s.num_computed + num_new);
   }
   if (config_.block_table_deltas) {
-    table_sender_.fill(w, kv_.block_table(s.seq_id));
+    table_sender_.fill(w, kv_.block_table(s.seq_id), kv_.table_generation(s.seq_id));
   } else {
     w.block_table = kv_.block_table(s.seq_id);
   }

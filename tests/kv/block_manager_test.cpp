@@ -301,3 +301,35 @@ TEST(BlockManager, LastLookupForgetsFreedSequencesAndCopies) {
 
 }  // namespace
 }  // namespace zinfer::kv
+
+namespace zinfer::kv {
+namespace {
+
+// table_generation changes exactly when a table changes other than at its end.
+TEST(BlockManager, TableGenerationChangesUnlessBlocksAreOnlyAppended) {
+  BlockManager m(config(16, 8));
+  admit(m, 1, tokens(6, 1));
+  const uint64_t g1 = m.table_generation(1);
+  EXPECT_NE(g1, 0u);
+  m.commit(m.plan_allocation(1, 13));  // two blocks appended
+  EXPECT_EQ(m.table_generation(1), g1);
+  m.fork(1, 2);
+  EXPECT_NE(m.table_generation(2), g1);
+  EXPECT_EQ(m.table_generation(1), g1);
+  AllocationPlan cow = m.plan_allocation(2, 14);  // the shared, partly filled last block
+  ASSERT_TRUE(cow.copy_on_write);
+  m.commit(cow);
+  const uint64_t g2 = m.table_generation(2);
+  EXPECT_NE(g2, g1);
+  m.commit_swap_out(m.plan_swap_out(2));
+  const uint64_t g3 = m.table_generation(2);
+  EXPECT_NE(g3, g2);
+  m.commit_swap_in(m.plan_swap_in(2));
+  EXPECT_NE(m.table_generation(2), g3);
+  m.free(1);
+  admit(m, 1, tokens(6, 1));
+  EXPECT_NE(m.table_generation(1), g1);  // the same id, a new table
+}
+
+}  // namespace
+}  // namespace zinfer::kv

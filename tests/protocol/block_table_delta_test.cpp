@@ -178,3 +178,27 @@ TEST(BlockTableDelta, APeerThatSendsWholeTablesNeedsNoSender) {
 
 }  // namespace
 }  // namespace zinfer::protocol
+
+namespace zinfer::protocol {
+namespace {
+
+// With a generation, an unchanged one means "only appended": the delta is the new tail. A new
+// generation makes the sender compare again, so a changed entry goes out.
+TEST(BlockTableDelta, GenerationsSkipTheComparisonOnlyWhileTheyHold) {
+  BlockTableSender sender;
+  auto fill = [&](std::vector<int32_t> table, uint64_t generation) {
+    SeqWork w;
+    w.seq_id = 3;
+    sender.fill(w, table, generation);
+    return std::make_pair(w.block_table_start, w.block_table);
+  };
+  EXPECT_EQ(fill({4, 5}, 7), std::make_pair(0, std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(fill({4, 5, 6}, 7), std::make_pair(2, std::vector<int32_t>{6}));
+  EXPECT_EQ(fill({4, 5, 9}, 8), std::make_pair(2, std::vector<int32_t>{9}));    // last entry replaced
+  EXPECT_EQ(fill({1, 2, 3, 4}, 9), std::make_pair(0, std::vector<int32_t>{1, 2, 3, 4}));  // a new table
+  EXPECT_EQ(fill({1, 2, 3, 4}, 0), std::make_pair(4, std::vector<int32_t>{}));  // unknown: compared
+  EXPECT_EQ(fill({1, 7, 3, 4}, 0), std::make_pair(1, std::vector<int32_t>{7, 3, 4}));
+}
+
+}  // namespace
+}  // namespace zinfer::protocol
