@@ -1,5 +1,5 @@
-// Resetting a step-path record for reuse: every field back to its default, but the vectors that
-// a record of every step fills (token ids, block table) keep their memory. The scheduler writes
+// Resetting a step-path record for reuse: every field back to its default, but its vectors keep
+// their memory. The scheduler writes
 // each step's SeqWork and TokenDelta records into those of an earlier step, and the executor
 // decodes each plan into the previous one, instead of allocating a vector or two per running
 // sequence per step (docs/benchmarks/scheduler.md).
@@ -12,20 +12,41 @@
 
 namespace zinfer::protocol {
 
+// Field by field (assigning a default-constructed record instead costs a zero-filled temporary
+// and a string move per record, most of the reset's time). A field added to a record must be
+// reset here too: the size checks below fail until it is.
+static_assert(sizeof(SeqWork) == 112, "SeqWork changed: reset its new field in reset_keeping_memory");
+static_assert(sizeof(TokenDelta) == 136, "TokenDelta changed: reset its new field in reset_keeping_memory");
+
 inline void reset_keeping_memory(SeqWork& w) {
-  std::vector<int32_t> token_ids = std::move(w.token_ids), block_table = std::move(w.block_table);
-  w = SeqWork{};
-  token_ids.clear();
-  block_table.clear();
-  w.token_ids = std::move(token_ids);
-  w.block_table = std::move(block_table);
+  const SeqWork defaults;
+  w.seq_id = defaults.seq_id;
+  w.token_ids.clear();
+  w.use_last_sampled = defaults.use_last_sampled;
+  w.num_tokens = defaults.num_tokens;
+  w.start_pos = defaults.start_pos;
+  w.block_table.clear();
+  w.sample = defaults.sample;
+  w.temperature = defaults.temperature;
+  w.top_p = defaults.top_p;
+  w.top_k = defaults.top_k;
+  w.seed = defaults.seed;
+  w.sample_index = defaults.sample_index;
+  w.top_logprobs = defaults.top_logprobs;
+  w.block_table_start = defaults.block_table_start;
 }
 
 inline void reset_keeping_memory(TokenDelta& d) {
-  std::vector<int32_t> token_ids = std::move(d.token_ids);
-  d = TokenDelta{};
-  token_ids.clear();
-  d.token_ids = std::move(token_ids);
+  const TokenDelta defaults;
+  d.request_id = defaults.request_id;
+  d.index = defaults.index;
+  d.token_ids.clear();
+  d.logprobs.clear();
+  d.top_logprobs.clear();
+  d.finish_reason.clear();
+  d.prompt_tokens = defaults.prompt_tokens;
+  d.completion_tokens = defaults.completion_tokens;
+  d.cached_tokens = defaults.cached_tokens;
 }
 
 }  // namespace zinfer::protocol

@@ -264,12 +264,14 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     if (!s || s->status == SeqStatus::kFinished) continue;  // finished one step late: dropped
     if (s->epoch == w.epoch && s->status == SeqStatus::kRunning) {
       const int32_t computed = std::min<int32_t>(w.end_pos, static_cast<int32_t>(s->tokens.size()));
-      // Registers the blocks completed since the last call: none unless a block boundary was
-      // crossed (one step in block_size for a decode), so the look-up is skipped otherwise.
-      const int32_t full = computed / config_.block_size;
-      if (full != s->full_blocks_registered) {
+      // Registers the blocks completed since the last call: none unless computed / block_size
+      // changed (a decode crosses a block boundary one step in block_size), so the look-up is
+      // skipped otherwise; compared without dividing (-1 blocks: always called).
+      const int32_t bs = config_.block_size;
+      const int32_t registered = s->full_blocks_registered * bs;
+      if (computed < registered || computed >= registered + bs) {
         kv_.cache_full_blocks(s->seq_id, s->tokens, computed);
-        s->full_blocks_registered = full;
+        s->full_blocks_registered = computed / bs;
       }
     }
     if (!o) continue;
