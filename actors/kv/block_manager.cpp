@@ -1,6 +1,7 @@
 #include "actors/kv/block_manager.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +18,10 @@ std::string seq_name(uint64_t seq_id) { return "sequence " + std::to_string(seq_
 BlockManager::BlockManager(const KvConfig& config)
     : config_(config),
       device_(config.num_device_blocks, config.block_size, config.enable_prefix_caching),
-      host_(config.num_host_blocks, config.block_size, false) {}
+      host_(config.num_host_blocks, config.block_size, false) {
+  const int32_t bs = config.block_size;
+  if (bs > 0 && (bs & (bs - 1)) == 0) block_shift_ = std::countr_zero(static_cast<uint32_t>(bs));
+}
 
 const BlockManager::SeqBlocks* BlockManager::find(uint64_t seq_id) const {
   if (last_.entry && last_.seq_id == seq_id) return last_.entry;
@@ -102,7 +106,7 @@ AllocationPlan BlockManager::plan_allocation(uint64_t seq_id, int32_t target_slo
       throw std::logic_error("BlockManager: " + seq_name(seq_id) + " is swapped out; swap it in first");
     }
     p.num_fresh_blocks = std::max(0, blocks_for(target_slots) - static_cast<int32_t>(s.table.size()));
-    p.copy_on_write = target_slots > s.num_slots && s.num_slots % config_.block_size != 0 &&
+    p.copy_on_write = target_slots > s.num_slots && ends_inside_block(s.num_slots) &&
                       device_.ref_count(s.table.back()) > 1;
     p.blocks_needed = p.num_fresh_blocks + (p.copy_on_write ? 1 : 0);
   }

@@ -32,6 +32,9 @@ class BlockManager {
   const KvConfig& config() const { return config_; }
   int32_t block_size() const { return config_.block_size; }
   int32_t blocks_for(int64_t num_tokens) const {
+    if (block_shift_ >= 0 && num_tokens >= 0) {
+      return static_cast<int32_t>((num_tokens + config_.block_size - 1) >> block_shift_);
+    }
     return static_cast<int32_t>((num_tokens + config_.block_size - 1) / config_.block_size);
   }
 
@@ -100,7 +103,17 @@ class BlockManager {
   // its head (a later request sharing a shorter prefix still hits).
   static void release_all(BlockPool& pool, const std::vector<int32_t>& table);
 
+  // True when `num_slots` ends inside a block (its last block is partly filled).
+  bool ends_inside_block(int32_t num_slots) const {
+    if (block_shift_ >= 0) return (num_slots & (config_.block_size - 1)) != 0;
+    return num_slots % config_.block_size != 0;
+  }
+
   KvConfig config_;
+  // log2(block_size) when it is a power of two (16, the default, and every size in use), else
+  // -1: planning a step divides by the block size twice per sequence, and an integer division
+  // was a quarter of plan_allocation's time.
+  int32_t block_shift_ = -1;
   BlockPool device_;
   BlockPool host_;
   std::unordered_map<uint64_t, SeqBlocks> seqs_;

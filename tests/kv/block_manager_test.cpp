@@ -333,3 +333,31 @@ TEST(BlockManager, TableGenerationChangesUnlessBlocksAreOnlyAppended) {
 
 }  // namespace
 }  // namespace zinfer::kv
+
+namespace zinfer::kv {
+namespace {
+
+// Block sizes that are powers of two take shifts and masks, the others divisions: the same
+// answers either way.
+TEST(BlockManager, BlockArithmeticForEveryBlockSize) {
+  for (int32_t bs : {1, 3, 4, 6, 16}) {
+    SCOPED_TRACE("block size " + std::to_string(bs));
+    KvConfig c;
+    c.block_size = bs;
+    c.num_device_blocks = 64;
+    BlockManager m(c);
+    for (int64_t n : {0, 1, 2, 3, 4, 5, 15, 16, 17, 47, 48, 49}) EXPECT_EQ(m.blocks_for(n), (n + bs - 1) / bs) << n;
+    m.commit(m.plan_allocation(1, 2 * bs + 1));
+    m.fork(1, 2);
+    // One slot into its last block: the shared block is copied before a write, unless the
+    // block size is 1 (every block is full).
+    AllocationPlan p = m.plan_allocation(2, 2 * bs + 2);
+    EXPECT_EQ(p.copy_on_write, bs > 1);
+    m.fork(1, 3);
+    m.commit(m.plan_allocation(1, 3 * bs));  // fills its own last block
+    EXPECT_FALSE(m.plan_allocation(1, 3 * bs + 1).copy_on_write);  // at a boundary: a fresh block
+  }
+}
+
+}  // namespace
+}  // namespace zinfer::kv
