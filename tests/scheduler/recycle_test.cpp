@@ -1,6 +1,7 @@
-// SchedulerCore::recycle only lends memory to later plans and deltas: over random workloads (chunked
-// prefill, n > 1 forks, preemption by swap and recompute, prefix hits, copy-on-write, aborts,
-// several plans in flight, block-table deltas on and off) a core whose plans are handed back
+// SchedulerCore::recycle only lends memory to later plans and deltas: over the stress test's
+// random workloads (random_workload.h: chunked prefill, n > 1 forks, preemption by swap and
+// recompute, prefix hits, copy-on-write, aborts, several plans in flight, block-table deltas on
+// and off, both policies) a core whose plans are handed back
 // makes exactly the plans, byte for byte, and the outputs of one whose plans are not (the deltas
 // are handed back too, so a difference in them would show in the transcripts).
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "harness.h"
+#include "random_workload.h"
 #include "protocol/envelope.h"
 
 namespace zinfer::scheduler::testing {
@@ -24,34 +26,11 @@ struct WorkloadRun {
 WorkloadRun run_workload(uint32_t seed, bool recycle) {
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  SchedulerConfig c;
-  c.max_num_batched_tokens = pick(8, 96);
-  c.max_num_seqs = pick(1, 12);
-  c.max_model_len = 160;
-  c.block_size = pick(0, 1) ? 16 : 4;
-  c.num_device_blocks = (c.block_size == 16 ? 11 : 41) + pick(0, 30);
-  c.preemption = pick(0, 1) ? PreemptionMode::kSwap : PreemptionMode::kRecompute;
-  c.num_host_blocks = pick(0, 3) == 0 ? pick(0, 8) : pick(8, 80);
-  c.enable_prefix_caching = pick(0, 3) != 0;
-  c.max_plans_in_flight = pick(1, 3);
-  c.block_table_deltas = pick(0, 1) == 1;
-  c.eos_token_ids = {3};
+  const SchedulerConfig c = random_config(pick);
   SchedulerCore core(c);
   FakeExecutor exec(c.num_device_blocks, c.num_host_blocks, c.block_size, kVocab);
   WorkloadRun run;
-  std::vector<protocol::TokenizedRequest> rs;
-  const auto shared_prefix = prompt_of(40, 77);
-  const int num_requests = pick(5, 20);
-  for (int i = 0; i < num_requests; ++i) {
-    const int len = pick(1, 70);
-    std::vector<int32_t> prompt;
-    if (pick(0, 2) == 0) prompt.assign(shared_prefix.begin(), shared_prefix.begin() + std::min(len, 40));
-    while (static_cast<int>(prompt.size()) < len) prompt.push_back(pick(4, kVocab - 1));
-    auto r = make_request(static_cast<uint64_t>(i + 1), prompt, pick(1, 60), /*ignore_eos=*/pick(0, 1) == 0);
-    r.sampling.n = pick(0, 4) == 0 ? pick(2, 3) : 1;
-    if (r.sampling.n > 1) r.sampling.seed = pick(0, 1000);
-    rs.push_back(r);
-  }
+  const std::vector<protocol::TokenizedRequest> rs = random_requests(pick, kVocab);
   size_t next = rs.size() / 2;
   for (size_t i = 0; i < next; ++i) run.transcript.take(core.add_request(rs[i]));
   DriveOptions opt;
