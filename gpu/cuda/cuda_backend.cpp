@@ -228,7 +228,7 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   if (R > 0) {
     // The LM head stays on cuBLASLt: at 1 GB its GEMV streams at ~1.04x copy bandwidth against
     // the fused GEMV's ~0.99x, more than the final-norm kernel costs (zinfer-cuda-bench gemv).
-    check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), nullptr, weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
+    check_cuda(launch_rmsnorm(act_.residual.as<float>(), weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
                                   static_cast<float>(c.rms_norm_eps), compute_, meta + layout_->sample_rows),
                "final norm");
     gemm_->linear_f32_out(act_.final_rows.as<__nv_bfloat16>(), weights_.lm_head, act_.logits.as<float>(), R,
@@ -284,7 +284,7 @@ std::vector<float> CudaBackend::forward_logits(const SequenceInput& seq) {
   run_layers(st);
   const ModelConfig& c = config_;
   const int32_t T = st.num_tokens;
-  check_cuda(launch_add_rmsnorm(act_.residual.as<float>(), nullptr, weights_.final_norm,
+  check_cuda(launch_rmsnorm(act_.residual.as<float>(), weights_.final_norm,
                                 act_.normed.as<__nv_bfloat16>(), T, c.hidden_size, static_cast<float>(c.rms_norm_eps),
                                 compute_),
              "final norm");

@@ -103,7 +103,7 @@ void CudaBackend::run_layers(const PackedStep& st) {
       g.m = T, g.n = qkv_width, g.k = H;
       check_cuda(launch_gemv(g, compute_), "qkv gemv");
     } else {
-      check_cuda(launch_add_rmsnorm(residual, nullptr, W.input_norm, normed, T, H, eps, compute_), "input norm");
+      check_cuda(launch_rmsnorm(residual, W.input_norm, normed, T, H, eps, compute_), "input norm");
       gemm_->linear(normed, W.qkv, qkv, T, qkv_width, H, compute_);
     }
 
@@ -179,7 +179,7 @@ void CudaBackend::run_layers(const PackedStep& st) {
     // the second): cuBLASLt's candidates for them are timed there.
     gemm_->linear_add_f32(attn, W.o, residual, T, H, static_cast<int64_t>(Hq) * D, compute_, gate_up,
                           act_.gate_up.bytes());
-    check_cuda(launch_add_rmsnorm(residual, nullptr, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");
+    check_cuda(launch_rmsnorm(residual, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");
     gemm_->linear(normed, W.gate_up, gate_up, T, 2 * static_cast<int64_t>(I), H, compute_);
     check_cuda(launch_silu_mul(gate_up, mlp, T, I, compute_), "silu mul");
     gemm_->linear_add_f32(mlp, W.down, residual, T, H, I, compute_, gate_up, act_.gate_up.bytes());
