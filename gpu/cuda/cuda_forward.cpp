@@ -90,18 +90,35 @@ void CudaBackend::run_layers(const PackedStep& st) {
   const int32_t splits = st.num_decode > 0 ? decode_splits(st.num_decode) : 1;
   const bool fused = fused_decode(T);
   const int32_t qkv_width = (Hq + 2 * Hkv) * D;
+  // The decode GEMVs' two shapes: y = rmsnorm(residual) · w^T (qkv, gate_up), and
+  // residual += x · w^T (o, down).
+  auto normed_gemv = [&](const float* norm_weight, const __nv_bfloat16* w, __nv_bfloat16* y, int32_t n,
+                         GemvOutput output) {
+    GemvArgs g;
+    g.input = GemvInput::kRmsNorm;
+    g.output = output;
+    g.norm_residual = residual;
+    g.norm_weight = norm_weight;
+    g.norm_eps = eps;
+    g.w = w;
+    g.y_bf16 = y;
+    g.m = T, g.n = n, g.k = H;
+    return g;
+  };
+  auto residual_gemv = [&](const __nv_bfloat16* x, const __nv_bfloat16* w, int32_t k) {
+    GemvArgs g;
+    g.output = GemvOutput::kAddToResidual;
+    g.x = x;
+    g.w = w;
+    g.residual_out = residual;
+    g.m = T, g.n = H, g.k = k;
+    return g;
+  };
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& W = weights_.layers[l];
     if (fused) {
-      GemvArgs g;
-      g.input = GemvInput::kRmsNorm;
-      g.norm_residual = residual;
-      g.norm_weight = W.input_norm;
-      g.norm_eps = eps;
-      g.w = W.qkv;
-      g.y_bf16 = qkv;
-      g.m = T, g.n = qkv_width, g.k = H;
-      check_cuda(launch_gemv(g, compute_), "qkv gemv");
+      check_cuda(launch_gemv(normed_gemv(W.input_norm, W.qkv, qkv, qkv_width, GemvOutput::kBf16), compute_),
+                 "qkv gemv");
     } else {
       check_cuda(launch_rmsnorm(residual, W.input_norm, normed, T, H, eps, compute_), "input norm");
       gemm_->linear(normed, W.qkv, qkv, T, qkv_width, H, compute_);
@@ -149,30 +166,12 @@ void CudaBackend::run_layers(const PackedStep& st) {
       check_cuda(launch_prefill_attention(kv, meta + L.tiles, st.num_tiles, compute_), "prefill attention");
     }
     if (fused) {
-      GemvArgs o;  // residual += attn · Wo^T
-      o.output = GemvOutput::kAddToResidual;
-      o.x = attn;
-      o.w = W.o;
-      o.residual_out = residual;
-      o.m = T, o.n = H, o.k = Hq * D;
-      check_cuda(launch_gemv(o, compute_), "o gemv");
-      GemvArgs gu;  // act = silu(gate) * up of rmsnorm(residual) · Wgu^T
-      gu.input = GemvInput::kRmsNorm;
-      gu.output = GemvOutput::kSiluMul;
-      gu.norm_residual = residual;
-      gu.norm_weight = W.post_norm;
-      gu.norm_eps = eps;
-      gu.w = W.gate_up;
-      gu.y_bf16 = mlp;
-      gu.m = T, gu.n = 2 * I, gu.k = H;
-      check_cuda(launch_gemv(gu, compute_), "gate_up gemv");
-      GemvArgs down;  // residual += act · Wdown^T
-      down.output = GemvOutput::kAddToResidual;
-      down.x = mlp;
-      down.w = W.down;
-      down.residual_out = residual;
-      down.m = T, down.n = H, down.k = I;
-      check_cuda(launch_gemv(down, compute_), "down gemv");
+      // residual += attn · Wo^T; act = silu(gate) * up of rmsnorm(residual) · Wgu^T;
+      // residual += act · Wdown^T
+      check_cuda(launch_gemv(residual_gemv(attn, W.o, Hq * D), compute_), "o gemv");
+      check_cuda(launch_gemv(normed_gemv(W.post_norm, W.gate_up, mlp, 2 * I, GemvOutput::kSiluMul), compute_),
+                 "gate_up gemv");
+      check_cuda(launch_gemv(residual_gemv(mlp, W.down, I), compute_), "down gemv");
       continue;
     }
     // gate_up's buffer is free at both accumulating GEMMs (written after the first, read before
