@@ -36,18 +36,23 @@ struct PagedKv {
 };
 
 // Split-K decoding: each (token, kv head, split) block reads its share of the keys once for all
-// the query heads of the group; a second kernel merges the splits. Used for decode tokens and,
-// for head dims without a tensor-core kernel, for every token. tokens: [num_tokens] row indices.
-// The splits partition the keys the token attends (with a window, only the window's keys).
-// Workspace: partial_acc [num_tokens * num_heads * num_splits * head_dim] float,
-// partial_ml [num_tokens * num_heads * num_splits * 2] float. head_dim: a multiple of 8,
-// 8 to 256 (non-powers of two run padded to the next power of two).
+// the query heads of the group, and the last split of a (token, head group) to finish merges the
+// splits' partial results (no second kernel: at batch 1 its launch and wait were a visible part of
+// the attention's latency). Used for decode tokens and, for head dims without a tensor-core
+// kernel, for every token. tokens: [num_tokens] row indices. The splits partition the keys the
+// token attends (with a window, only the window's keys), at least 64 keys each, so short
+// contexts use fewer splits than num_splits and the blocks of the others end at once.
+// Workspace (when num_splits > 1): partial_acc [num_tokens * num_heads * num_splits * head_dim]
+// float, partial_ml [num_tokens * num_heads * num_splits * 2] float, split_counters
+// [num_tokens * num_heads] zeroed once before the first launch (each launch leaves them zero).
+// head_dim: a multiple of 8, 8 to 256 (non-powers of two run padded to the next power of two).
 struct DecodeWork {
   const int32_t* tokens = nullptr;
   int32_t num_tokens = 0;
   int32_t num_splits = 1;
   float* partial_acc = nullptr;
   float* partial_ml = nullptr;
+  uint32_t* split_counters = nullptr;
 };
 bool decode_attention_supports(int32_t head_dim);
 cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);

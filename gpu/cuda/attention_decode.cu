@@ -1,5 +1,5 @@
 // Split-K flash decoding on CUDA cores for the head dims without a tensor-core kernel (64 and 128
-// run attention_decode_mma.cuh), and the merge of the splits that both use.
+// run attention_decode_mma.cuh), and the entry point that picks the kernel.
 // Block (token, kv head, head group, split): the block's 4 warps stride
 // over the split's keys; within a warp, D/8 lanes share one key (16 bytes each), so a warp holds
 // 32/(D/8) keys at once, each lane group with its own online softmax for every query head of the
@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
   __shared__ float s_m[kParts][G];
   __shared__ float s_l[kParts][G];
 
-  // Launched programmatically (see programmatic_launch.cuh): the merge, or the o projection's
-  // GEMV, may start on idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
+  // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
+  // idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
   allow_next_kernel();
   wait_for_previous_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -58,8 +58,9 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
   const int num_keys = ctx - first_key;
   const int* bt = kv.block_tables + kv.seq_block_offset[kv.token_seq[t]];
   const int split = blockIdx.z, num_splits = gridDim.z;
-  // Short key ranges use fewer splits (at least 64 keys each); the rest stay empty (m = -inf).
-  const int used_splits = min(num_splits, (num_keys + 63) / 64);
+  // Short key ranges use fewer splits (at least 64 keys each); the blocks of the rest end here.
+  const int used_splits = used_splits_of(num_keys, num_splits);
+  if (split >= used_splits) return;
   const int chunk = (num_keys + used_splits - 1) / used_splits;
   const int key_begin = first_key + split * chunk;
   const int key_end = min(ctx, key_begin + chunk);
@@ -184,7 +185,7 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
       }
     }
     const int h = h_base + g;
-    if (num_splits == 1) {
+    if (used_splits == 1) {
       kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * hd + d] = __float2bfloat16(a / lsum);
     } else {
       const int64_t part_index = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits + split;
@@ -195,31 +196,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
       }
     }
   }
-}
-
-// Block (token, head): merges the splits' partial results with their log-sum-exp weights.
-// Launched programmatically: its blocks start while the attention kernel runs and let the next
-// kernel (the o projection's GEMV at batch 1-2) start too, which then streams its first weights
-// during the attention instead of after it.
-__global__ void merge_splits_kernel(PagedKv kv, DecodeWork work, int head_dim) {
-  allow_next_kernel();
-  wait_for_previous_kernel();
-  const int t = work.tokens[blockIdx.x];
-  const int h = blockIdx.y;
-  const int num_splits = work.num_splits;
-  const int64_t first = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits;
-  float m_max = -INFINITY;
-  for (int s = 0; s < num_splits; ++s) m_max = fmaxf(m_max, work.partial_ml[(first + s) * 2]);
-  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-    float a = 0.f, lsum = 0.f;
-    for (int s = 0; s < num_splits; ++s) {
-      const float m = work.partial_ml[(first + s) * 2];
-      if (m == -INFINITY) continue;  // an empty split (context shorter than the split grid)
-      const float w = fast_exp2(m - m_max);
-      a += work.partial_acc[(first + s) * head_dim + d] * w;
-      lsum += work.partial_ml[(first + s) * 2 + 1] * w;
-    }
-    kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * head_dim + d] = __float2bfloat16(a / lsum);
+  if (used_splits > 1 && last_split_to_finish(&work.split_counters[blockIdx.x * gridDim.y + blockIdx.y], used_splits)) {
+    merge_splits(kv, work, blockIdx.x, t, h_base, G, hd, used_splits);
   }
 }
 
@@ -228,9 +206,7 @@ cudaError_t launch_for_group(const PagedKv& kv, const DecodeWork& work, cudaStre
   const int head_groups = kv.num_heads / kv.num_kv_heads / G;
   const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
   ProgrammaticLaunch launch(grid, dim3(kWarps * 32), 0, stream, /*programmatic=*/true);
-  cudaError_t status = cudaLaunchKernelEx(&launch.config, decode_kernel<D, G>, kv, work, head_groups);
-  if (status != cudaSuccess || work.num_splits == 1) return status;
-  return launch_decode_merge(kv, work, stream);
+  return cudaLaunchKernelEx(&launch.config, decode_kernel<D, G>, kv, work, head_groups);
 }
 
 // Query heads per block: the largest of 8, 4, 2, 1 that divides the GQA group.
@@ -245,17 +221,15 @@ cudaError_t launch_for_dim(const PagedKv& kv, const DecodeWork& work, cudaStream
 
 }  // namespace
 
-cudaError_t launch_decode_merge(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
-  const int threads = kv.head_dim < 128 ? (kv.head_dim + 31) / 32 * 32 : 128;
-  ProgrammaticLaunch launch(dim3(work.num_tokens, kv.num_heads), dim3(threads), 0, stream, /*programmatic=*/true);
-  return cudaLaunchKernelEx(&launch.config, merge_splits_kernel, kv, work, kv.head_dim);
-}
-
 bool decode_attention_supports(int32_t head_dim) { return head_dim >= 8 && head_dim <= 256 && head_dim % 8 == 0; }
 
 cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
   if (work.num_tokens == 0) return cudaSuccess;
   if (work.num_splits < 1 || kv.num_kv_heads <= 0 || kv.num_heads % kv.num_kv_heads != 0) {
+    return cudaErrorInvalidValue;
+  }
+  if (work.num_splits > 1 && (work.num_splits > kMaxDecodeSplits || work.partial_acc == nullptr ||
+                              work.partial_ml == nullptr || work.split_counters == nullptr)) {
     return cudaErrorInvalidValue;
   }
   if (!decode_attention_supports(kv.head_dim)) return cudaErrorInvalidValue;

@@ -105,8 +105,8 @@ template <int D>
 __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, DecodeWork work, int head_groups) {
   using S = Shape<D>;
   extern __shared__ __align__(128) unsigned char smem[];
-  // Launched programmatically (see programmatic_launch.cuh): the merge, or the o projection's
-  // GEMV, may start on idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
+  // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
+  // idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
   allow_next_kernel();
   wait_for_previous_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -126,8 +126,9 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   const int* bt = kv.block_tables + kv.seq_block_offset[kv.token_seq[t]];
   const int split = blockIdx.z, num_splits = gridDim.z;
   // Short key ranges use fewer splits (at least 64 keys each); a split covers whole 16-key tiles
-  // but its last; the splits past the keys stay empty (m = -inf).
-  const int used_splits = min(num_splits, (num_keys + 63) / 64);
+  // but its last. The blocks of the splits past those have nothing to do.
+  const int used_splits = used_splits_of(num_keys, num_splits);
+  if (split >= used_splits) return;
   const int chunk = ((num_keys + used_splits - 1) / used_splits + kTileKeys - 1) / kTileKeys * kTileKeys;
   const int key_begin = first_key + split * chunk;
   const int key_end = min(ctx, key_begin + chunk);
@@ -286,7 +287,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       }
     }
     const int h = h_base + g;
-    if (num_splits == 1) {
+    if (used_splits == 1) {
       kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * D + d] = __float2bfloat16(a / lsum);
     } else {
       const int64_t part = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits + split;
@@ -296,6 +297,9 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
         work.partial_ml[part * 2 + 1] = lsum;
       }
     }
+  }
+  if (used_splits > 1 && last_split_to_finish(&work.split_counters[blockIdx.x * gridDim.y + blockIdx.y], used_splits)) {
+    merge_splits(kv, work, blockIdx.x, t, h_base, rows, D, used_splits);
   }
 }
 
@@ -320,9 +324,7 @@ cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStr
   const int head_groups = (group_size + decode_mma::kRows - 1) / decode_mma::kRows;
   const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
   ProgrammaticLaunch launch(grid, dim3(decode_mma::kWarps * 32), S::kBlockBytes, stream, /*programmatic=*/true);
-  status = cudaLaunchKernelEx(&launch.config, decode_mma::decode_mma_kernel<D>, kv, work, head_groups);
-  if (status != cudaSuccess || work.num_splits == 1) return status;
-  return launch_decode_merge(kv, work, stream);
+  return cudaLaunchKernelEx(&launch.config, decode_mma::decode_mma_kernel<D>, kv, work, head_groups);
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -112,6 +112,8 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   max_splits_ = 32;
   act_.partial_acc = DeviceBuffer(R * Hq * max_splits_ * D * 4, "decode attention partials");
   act_.partial_ml = DeviceBuffer(R * Hq * max_splits_ * 2 * 4, "decode attention partials");
+  act_.split_counters = DeviceBuffer(R * Hq * 4, "decode attention split counters");
+  check_cuda(cudaMemset(act_.split_counters.get(), 0, act_.split_counters.bytes()), "cudaMemset");
   act_.last_sampled = DeviceBuffer(static_cast<size_t>(kLastTokenSlots) * 4, "last sampled tokens");
   check_cuda(cudaMemset(act_.last_sampled.get(), 0, act_.last_sampled.bytes()), "cudaMemset");
   const std::vector<float> inv_freq = rope_inv_freq(c);

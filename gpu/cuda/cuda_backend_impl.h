@@ -31,7 +31,7 @@ struct Activations {
   DeviceBuffer act;        // [T, intermediate] bf16
   DeviceBuffer final_rows; // [logit_rows, hidden] bf16: final-norm rows that get logits
   DeviceBuffer logits;     // [logit_rows, vocab] float32
-  DeviceBuffer partial_acc, partial_ml;  // split-K decode attention
+  DeviceBuffer partial_acc, partial_ml, split_counters;  // split-K decode attention
   DeviceBuffer meta;       // the step's packed arrays (StepLayout)
   DeviceBuffer results;    // sampled tokens, logprobs, top logprobs, bad-id counter
   DeviceBuffer last_sampled;  // [LastTokenSlots capacity] int32

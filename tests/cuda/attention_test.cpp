@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "gpu/cpu/ops.h"
@@ -45,8 +46,9 @@ TEST(CudaDecodeAttention, MatchesFloat64WithAndWithoutSplits) {
     const std::vector<double> ref = reference(p);
     for (int splits : {1, 3, 8}) {
       DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+      DeviceArray<uint32_t> counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * Hq, 0));
       dp.out.poison();
-      DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get()};
+      DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
       check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
       const double err = relative_error(to_float(dp.out.download()), ref);
       EXPECT_LT(err, 4e-3) << "Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits " << splits;
@@ -134,8 +136,9 @@ TEST(CudaDecodeAttention, MatchesFloat64WithSlidingWindowAndSplits) {
       // More splits than the window has 64-key chunks: the kernel must still cover the window once.
       for (int splits : {1, 2, 3, 8}) {
         DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+        DeviceArray<uint32_t> counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * Hq, 0));
         dp.out.poison();
-        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get()};
+        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
         check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
         const double err = relative_error(to_float(dp.out.download()), ref);
         EXPECT_LT(err, 4e-3) << "window " << window << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
@@ -161,14 +164,56 @@ TEST(CudaDecodeAttention, MatchesFloat64AcrossBlockSizesAndGroups) {
       const std::vector<double> ref = reference(p);
       for (int splits : {1, 5, 32}) {
         DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+        DeviceArray<uint32_t> counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * Hq, 0));
         dp.out.poison();
-        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get()};
+        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
         check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
         const double err = relative_error(to_float(dp.out.download()), ref);
         EXPECT_LT(err, 4e-3) << "block size " << bs << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
                              << splits;
       }
     }
+  }
+}
+
+// The last split of each (token, head group) to finish merges the splits and zeroes its counter:
+// launch after launch (as a CUDA graph replays the step) the counters start at zero and the
+// output is the same, bit for bit; without counters a split launch is refused.
+TEST(CudaDecodeAttention, LastSplitMergesAndLeavesCountersZeroForTheNextLaunch) {
+  ZINFER_REQUIRE_CUDA();
+  const std::vector<SeqSpec> seqs = {{1030, 1}, {53, 1}, {300, 1}};
+  for (const auto& [Hq, Hkv, D] : {std::tuple{32, 8, 128}, std::tuple{4, 2, 24}}) {
+    const Problem p = make_problem(Hq, Hkv, D, seqs, 91 + D, 0, 16);
+    DeviceProblem dp(p);
+    std::vector<int32_t> tokens(p.T);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    DeviceArray<int32_t> d_tokens(tokens);
+    const std::vector<double> ref = reference(p);
+    const int splits = 32;
+    DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+    const std::vector<uint32_t> zeros(static_cast<size_t>(p.T) * Hq, 0);
+    DeviceArray<uint32_t> counters(zeros);
+    DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
+    std::vector<__nv_bfloat16> first;
+    for (int launch = 0; launch < 3; ++launch) {
+      dp.out.poison();
+      check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
+      const std::vector<__nv_bfloat16> out = dp.out.download();
+      EXPECT_EQ(counters.download(), zeros) << "D " << D << " launch " << launch;
+      if (launch == 0) {
+        first = out;
+        EXPECT_LT(relative_error(to_float(out), ref), 4e-3) << "D " << D;
+      } else {
+        EXPECT_EQ(0, std::memcmp(out.data(), first.data(), out.size() * sizeof(__nv_bfloat16))) << "D " << D;
+      }
+    }
+    work.split_counters = nullptr;
+    EXPECT_EQ(launch_decode_attention(dp.kv, work, nullptr), cudaErrorInvalidValue);
+    work.num_splits = 1;  // one split writes the output itself and needs no workspace
+    work.partial_acc = work.partial_ml = nullptr;
+    dp.out.poison();
+    check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention, one split");
+    EXPECT_LT(relative_error(to_float(dp.out.download()), ref), 4e-3) << "D " << D;
   }
 }
 

@@ -4,6 +4,8 @@
 // copies of W (>= 128 MB) that no launch finds its weights in L2, as in a decode step where every
 // layer has its own. "gemv_fused" is the variant the decode layers run (RMSNorm prologue,
 // residual-add or SiLU·mul epilogue), "gemv_serial" the plain one without programmatic launch.
+// Last, "layer_gemvs": a whole decode layer's four fused projections (o, gate_up, down, then the
+// next layer's qkv) back to back at 1 and 2 rows, the kernel boundaries of a decode step included.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -37,6 +39,51 @@ double graph_ms_per_launch(const std::function<void(int)>& enqueue, int copies, 
   const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 3, 20, stream);
   cudaGraphExecDestroy(exec);
   return ms / copies;
+}
+
+// A decode layer's linear layers (Llama-3-8B) over two copies of its weights (872 MB, no L2
+// hits), launched as the decode step launches them.
+void bench_layer_gemvs(const Ceilings& c, cudaStream_t stream) {
+  const int H = 4096, A = 4096, I = 14336, QKV = 6144, copies = 2;
+  const size_t o_elems = size_t{H} * A, gu_elems = size_t{2} * I * H, down_elems = size_t{H} * I,
+               qkv_elems = size_t{QKV} * H, layer_elems = o_elems + gu_elems + down_elems + qkv_elems;
+  const double layer_bytes = 2.0 * layer_elems;
+  DeviceBuffer w(layer_elems * 2 * copies, "layer bench weights"), attn(size_t{2} * A * 2, "layer bench attn"),
+      act(size_t{2} * I * 2, "layer bench act"), qkv(size_t{2} * QKV * 2, "layer bench qkv"),
+      residual(size_t{2} * H * 4, "layer bench residual"), norm_w(size_t{H} * 4, "layer bench norm");
+  check_cuda(launch_fill_random_bf16(w.as<__nv_bfloat16>(), static_cast<int64_t>(layer_elems) * copies, 31, 0.f,
+                                     0.02f, stream),
+             "fill");
+  check_cuda(launch_fill_random_bf16(attn.as<__nv_bfloat16>(), int64_t{2} * A, 32, 0.f, 1.f, stream), "fill");
+  check_cuda(launch_fill_random_f32(residual.as<float>(), int64_t{2} * H, 33, 0.f, 1.f, stream), "fill");
+  check_cuda(launch_fill_random_f32(norm_w.as<float>(), H, 34, 1.f, 0.1f, stream), "fill");
+  for (int m : {1, 2}) {
+    auto layer = [&](int i) {
+      const __nv_bfloat16* base = w.as<__nv_bfloat16>() + layer_elems * (i % copies);
+      GemvArgs o;
+      o.output = GemvOutput::kAddToResidual;
+      o.x = attn.as<__nv_bfloat16>(), o.w = base, o.residual_out = residual.as<float>();
+      o.m = m, o.n = H, o.k = A;
+      GemvArgs gu;
+      gu.input = GemvInput::kRmsNorm, gu.output = GemvOutput::kSiluMul;
+      gu.norm_residual = residual.as<float>(), gu.norm_weight = norm_w.as<float>();
+      gu.w = base + o_elems, gu.y_bf16 = act.as<__nv_bfloat16>();
+      gu.m = m, gu.n = 2 * I, gu.k = H;
+      GemvArgs down;
+      down.output = GemvOutput::kAddToResidual;
+      down.x = act.as<__nv_bfloat16>(), down.w = base + o_elems + gu_elems, down.residual_out = residual.as<float>();
+      down.m = m, down.n = H, down.k = I;
+      GemvArgs q;
+      q.input = GemvInput::kRmsNorm;
+      q.norm_residual = residual.as<float>(), q.norm_weight = norm_w.as<float>();
+      q.w = base + o_elems + gu_elems + down_elems, q.y_bf16 = qkv.as<__nv_bfloat16>();
+      q.m = m, q.n = QKV, q.k = H;
+      for (const GemvArgs& g : {o, gu, down, q}) check_cuda(launch_gemv(g, stream), "layer gemv");
+    };
+    const double ms = graph_ms_per_launch(layer, 8, stream);
+    const double gbps = layer_bytes / (ms * 1e-3) / 1e9;
+    report("layer_gemvs_llama3_8b_m" + std::to_string(m) + "_gbps", gbps, "GB/s", c.copy_gbps, gbps / c.copy_gbps);
+  }
 }
 
 }  // namespace
@@ -102,6 +149,7 @@ void bench_gemv(const Ceilings& c) {
       print("gemv_fused", gemv_ms(fused, true));
     }
   }
+  bench_layer_gemvs(c, stream);
   check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 

@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_kernel(const Para
   uint4 wa[kLoadsPerBatch], wb[kLoadsPerBatch];
   // The first two batches of weights are requested before waiting for the previous kernel: they
   // depend on nothing it writes, so they stream in while it finishes (after short kernels such
-  // as the decode attention's merge, this block may have started on an idle SM long before).
+  // as the decode attention, this block may have started on an idle SM long before).
   if (steps > 0) load(wa, 0);
   if (steps > 1) load(wb, 1);
   wait_for_previous_kernel();
