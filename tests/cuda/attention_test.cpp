@@ -17,6 +17,21 @@ namespace {
 
 const std::vector<SeqSpec> kBatch = {{0, 97}, {54, 17}, {130, 1}, {16, 64}, {7, 1}, {200, 129}};
 
+// A split-K launch's workspace for problem p: the partials and the zeroed split counters.
+struct SplitWorkspace {
+  SplitWorkspace(const Problem& p, int splits)
+      : splits(splits),
+        acc(static_cast<size_t>(p.T) * p.Hq * splits * p.D),
+        ml(static_cast<size_t>(p.T) * p.Hq * splits * 2),
+        counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * p.Hq, 0)) {}
+  DecodeWork work(const int32_t* tokens, int num_tokens) {
+    return DecodeWork{tokens, num_tokens, splits, acc.get(), ml.get(), counters.get()};
+  }
+  int splits;
+  DeviceArray<float> acc, ml;
+  DeviceArray<uint32_t> counters;
+};
+
 TEST(CudaPrefillAttention, MatchesFloat64OnVarlenBatchWithPrefixes) {
   ZINFER_REQUIRE_CUDA();
   for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{6, 6, 64}, std::tuple{12, 3, 128}}) {
@@ -45,10 +60,9 @@ TEST(CudaDecodeAttention, MatchesFloat64WithAndWithoutSplits) {
     DeviceArray<int32_t> d_tokens(tokens);
     const std::vector<double> ref = reference(p);
     for (int splits : {1, 3, 8}) {
-      DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
-      DeviceArray<uint32_t> counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * Hq, 0));
+      SplitWorkspace ws(p, splits);
       dp.out.poison();
-      DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
+      const DecodeWork work = ws.work(d_tokens.get(), p.T);
       check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
       const double err = relative_error(to_float(dp.out.download()), ref);
       EXPECT_LT(err, 4e-3) << "Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits " << splits;
@@ -135,10 +149,9 @@ TEST(CudaDecodeAttention, MatchesFloat64WithSlidingWindowAndSplits) {
       const std::vector<double> ref = reference(p);
       // More splits than the window has 64-key chunks: the kernel must still cover the window once.
       for (int splits : {1, 2, 3, 8}) {
-        DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
-        DeviceArray<uint32_t> counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * Hq, 0));
+        SplitWorkspace ws(p, splits);
         dp.out.poison();
-        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
+        const DecodeWork work = ws.work(d_tokens.get(), p.T);
         check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
         const double err = relative_error(to_float(dp.out.download()), ref);
         EXPECT_LT(err, 4e-3) << "window " << window << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
@@ -163,10 +176,9 @@ TEST(CudaDecodeAttention, MatchesFloat64AcrossBlockSizesAndGroups) {
       DeviceArray<int32_t> d_tokens(tokens);
       const std::vector<double> ref = reference(p);
       for (int splits : {1, 5, 32}) {
-        DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
-        DeviceArray<uint32_t> counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * Hq, 0));
+        SplitWorkspace ws(p, splits);
         dp.out.poison();
-        DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
+        const DecodeWork work = ws.work(d_tokens.get(), p.T);
         check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
         const double err = relative_error(to_float(dp.out.download()), ref);
         EXPECT_LT(err, 4e-3) << "block size " << bs << " Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits "
@@ -190,16 +202,15 @@ TEST(CudaDecodeAttention, LastSplitMergesAndLeavesCountersZeroForTheNextLaunch) 
     DeviceArray<int32_t> d_tokens(tokens);
     const std::vector<double> ref = reference(p);
     const int splits = 32;
-    DeviceArray<float> acc(static_cast<size_t>(p.T) * Hq * splits * D), ml(static_cast<size_t>(p.T) * Hq * splits * 2);
+    SplitWorkspace ws(p, splits);
     const std::vector<uint32_t> zeros(static_cast<size_t>(p.T) * Hq, 0);
-    DeviceArray<uint32_t> counters(zeros);
-    DecodeWork work{d_tokens.get(), p.T, splits, acc.get(), ml.get(), counters.get()};
+    DecodeWork work = ws.work(d_tokens.get(), p.T);
     std::vector<__nv_bfloat16> first;
     for (int launch = 0; launch < 3; ++launch) {
       dp.out.poison();
       check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention");
       const std::vector<__nv_bfloat16> out = dp.out.download();
-      EXPECT_EQ(counters.download(), zeros) << "D " << D << " launch " << launch;
+      EXPECT_EQ(ws.counters.download(), zeros) << "D " << D << " launch " << launch;
       if (launch == 0) {
         first = out;
         EXPECT_LT(relative_error(to_float(out), ref), 4e-3) << "D " << D;

@@ -15,10 +15,7 @@ using namespace testing;
 std::string sparse_plan_frame(bool with_seqs) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_array(4);
-  pk.pack(kVersionMajor);
-  pk.pack(kVersionMinor);
-  pk.pack(static_cast<uint16_t>(MessageType::kStepPlan));
+  pack_envelope_header(pk, MessageType::kStepPlan);
   pk.pack_map(with_seqs ? 2 : 1);
   pk.pack(std::string("finished"));
   pk.pack(std::vector<uint64_t>{4});

@@ -15,16 +15,22 @@
 
 namespace zinfer::protocol::testing {
 
+// The envelope's first three elements (array of 4, version, type), packed by msgpack-c; the
+// payload is the caller's to pack next.
+inline void pack_envelope_header(msgpack::packer<msgpack::sbuffer>& pk, MessageType type) {
+  pk.pack_array(4);
+  pk.pack(kVersionMajor);
+  pk.pack(kVersionMinor);
+  pk.pack(static_cast<uint16_t>(type));
+}
+
 // msgpack-c's encoding of a message with its envelope (the generic path encode() takes for the
 // other types).
 template <class T>
 std::string msgpack_c_encode(const T& msg) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_array(4);
-  pk.pack(kVersionMajor);
-  pk.pack(kVersionMinor);
-  pk.pack(static_cast<uint16_t>(T::kType));
+  pack_envelope_header(pk, T::kType);
   pk.pack(msg);
   return std::string(buf.data(), buf.size());
 }
