@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
   constexpr int kLanes = D / 8;        // lanes per key
   constexpr int kKeysPerWarp = 32 / kLanes;
   constexpr int kParts = kWarps * kKeysPerWarp;
+  static_assert(G <= kMaxMergeRows, "the split merge holds a block's heads in shared memory");
   __shared__ float s_acc[kParts][G][D];
   __shared__ float s_m[kParts][G];
   __shared__ float s_l[kParts][G];

@@ -86,7 +86,7 @@ __device__ __forceinline__ void merge_splits(const PagedKv& kv, const DecodeWork
 #pragma unroll 4
     for (int s = 0; s < used_splits; ++s) {
       const float w = s_m[g][s];
-      if (w == 0.f) continue;  // a split without keys (its partials were never written)
+      if (w == 0.f) continue;  // a split without keys (m = -inf) adds nothing
       const float4 v = __ldcg(reinterpret_cast<const float4*>(work.partial_acc + part(g, s) * head_dim + d));
       a.x += v.x * w;
       a.y += v.y * w;

@@ -39,6 +39,7 @@ constexpr int kWarps = 4;
 constexpr int kTileKeys = 16;  // keys per warp tile: n of two score MMAs, k of the P·V MMAs
 constexpr int kStages = 2;     // ring depth per warp: 1 tile loading while 1 is computed
 constexpr int kRows = 8;       // query heads per block: MMA rows 0..7 (rows 8..15 are zero)
+static_assert(kRows <= kMaxMergeRows, "the split merge holds a block's heads in shared memory");
 constexpr float kLog2e = 1.4426950408889634f;
 
 template <int D>
