@@ -46,6 +46,9 @@ struct PagedKv {
 // float, partial_ml [num_tokens * num_heads * num_splits * 2] float, split_counters
 // [num_tokens * num_heads] zeroed once before the first launch (each launch leaves them zero).
 // head_dim: a multiple of 8, 8 to 256 (non-powers of two run padded to the next power of two).
+// Launched with programmatic stream serialization: the kernel reads tokens, positions, token_seq,
+// seq_block_offset and block_tables before it waits for the kernels before it, so no kernel of
+// the two launched just before it may write them (q, out and the cache's new rows are read after).
 struct DecodeWork {
   const int32_t* tokens = nullptr;
   int32_t num_tokens = 0;
@@ -53,6 +56,11 @@ struct DecodeWork {
   float* partial_acc = nullptr;
   float* partial_ml = nullptr;
   uint32_t* split_counters = nullptr;
+  // True when no key a listed token attends but its own position's is written in this step (each
+  // listed token is the only token of its sequence in the step, as in decode steps). The kernel
+  // may then read those keys before it waits for the kernel before it (the rotary kernel writing
+  // this step's K/V), while that one and the one before it may still run.
+  bool keys_before_query_cached = false;
 };
 bool decode_attention_supports(int32_t head_dim);
 cudaError_t launch_decode_attention(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);

@@ -42,9 +42,9 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
   __shared__ float s_l[kParts][G];
 
   // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
-  // idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
+  // idle SMs. The step's arrays are read before the wait (the rotary kernel does not write them),
+  // q and K/V after it.
   allow_next_kernel();
-  wait_for_previous_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int grp = lane / kLanes, sub = lane % kLanes;
   const int hd = kv.head_dim;
@@ -61,10 +61,14 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(PagedKv kv, DecodeW
   const int split = blockIdx.z, num_splits = gridDim.z;
   // Short key ranges use fewer splits (at least 64 keys each); the blocks of the rest end here.
   const int used_splits = used_splits_of(num_keys, num_splits);
-  if (split >= used_splits) return;
+  if (split >= used_splits) {
+    end_unused_split();
+    return;
+  }
   const int chunk = (num_keys + used_splits - 1) / used_splits;
   const int key_begin = first_key + split * chunk;
   const int key_end = min(ctx, key_begin + chunk);
+  wait_for_previous_kernel();
 
   float q[G][8];
   const float qscale = kv.scale * kLog2e;  // scores in log2 units: exp2 is one instruction

@@ -107,9 +107,12 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   using S = Shape<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
-  // idle SMs; this kernel waits for the rotary kernel's q and K/V writes.
+  // idle SMs. Until the wait below the block reads only what the rotary kernel (and the qkv
+  // projection before it, which may still be running) does not write: the step's arrays and,
+  // when work.keys_before_query_cached, the cached keys before the token's own position. At
+  // batch 1 that is every key but one, so after the wait only q and the new key's row are read
+  // instead of a chain of five dependent reads (token, position, sequence, block table, K/V).
   allow_next_kernel();
-  wait_for_previous_kernel();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = lane / 4, quad = lane % 4;  // MMA fragment coordinates: row = query head
 
@@ -129,24 +132,15 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   // Short key ranges use fewer splits (at least 64 keys each); a split covers whole 16-key tiles
   // but its last. The blocks of the splits past those have nothing to do.
   const int used_splits = used_splits_of(num_keys, num_splits);
-  if (split >= used_splits) return;
+  if (split >= used_splits) {
+    end_unused_split();
+    return;
+  }
   const int chunk = ((num_keys + used_splits - 1) / used_splits + kTileKeys - 1) / kTileKeys * kTileKeys;
   const int key_begin = first_key + split * chunk;
   const int key_end = min(ctx, key_begin + chunk);
   const int num_tiles = key_end > key_begin ? (key_end - key_begin + kTileKeys - 1) / kTileKeys : 0;
   const int my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;  // tiles warp, warp+4, ..
-
-  // Q as A fragments, unscaled bf16 (exact); the scale is applied to the float32 scores.
-  // qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1} and + 8.
-  uint32_t qa[D / 16][2];
-  {
-    const __nv_bfloat16* q_row = kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + row) * D + quad * 2;
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      qa[ks][0] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16) : 0u;
-      qa[ks][1] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16 + 8) : 0u;
-    }
-  }
 
   const int64_t row_stride = static_cast<int64_t>(kv.num_kv_heads) * D;  // elements per cache row
   const __nv_bfloat16* k_head = kv.k_cache + static_cast<int64_t>(kvh) * D;
@@ -154,28 +148,28 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   unsigned char* warp_smem = smem + warp * S::kWarpBytes;
   const uint32_t ring = smem_u32(warp_smem);
 
-  // Starts loading this warp's tile i into ring slot i % kStages (or nothing past the last tile)
-  // and closes one cp.async group either way, so that wait_group counts stay uniform. Lane r % 16
-  // resolves the page of key r of the tile; rows past key_end are zero-filled, which keeps NaN
-  // bit patterns of stale shared memory out of P·V (their P is 0, and 0 · NaN would be NaN).
-  auto load_tile = [&](int i) {
-    if (i < my_tiles) {
-      const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
-      const int key = tile_key + lane % kTileKeys;
-      const int slot = key < key_end ? static_cast<int>(paged_slot(bt, key, kv.block_size)) : -1;
-      const uint32_t k_dst = ring + (i % kStages) * S::kStageBytes;
+  // Starts copying rows of this warp's tile i into ring slot i % kStages (nothing past the last
+  // tile): the keys in [from, to) from the cache and, with zero_tail, zeros for the rows past
+  // key_end, which keeps NaN bit patterns of stale shared memory out of P·V (their P is 0, and
+  // 0 · NaN would be NaN); other rows are left to another call. Lane r % 16 resolves the page of
+  // key r of the tile. The caller closes the cp.async group.
+  auto load_rows = [&](int i, int from, int to, bool zero_tail) {
+    if (i >= my_tiles) return;
+    const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
+    const int key = tile_key + lane % kTileKeys;
+    const int slot = key >= from && key < to ? static_cast<int>(paged_slot(bt, key, kv.block_size)) : -1;
+    const uint32_t k_dst = ring + (i % kStages) * S::kStageBytes;
 #pragma unroll
-      for (int j = 0; j < S::kChunksPerLane; ++j) {
-        const int c = j * 32 + lane;
-        const int r = c / S::kChunks, ch = c % S::kChunks;
-        const int r_slot = __shfl_sync(0xffffffffu, slot, r);
-        const int64_t src = r_slot >= 0 ? static_cast<int64_t>(r_slot) * row_stride + ch * 8 : 0;
-        const uint32_t off = tile_offset<D>(r, ch);
-        cp_async_16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
-        cp_async_16(k_dst + S::kTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
-      }
+    for (int j = 0; j < S::kChunksPerLane; ++j) {
+      const int c = j * 32 + lane;
+      const int r = c / S::kChunks, ch = c % S::kChunks;
+      const int r_slot = __shfl_sync(0xffffffffu, slot, r);
+      if (r_slot < 0 && !(zero_tail && tile_key + r >= key_end)) continue;
+      const int64_t src = r_slot >= 0 ? static_cast<int64_t>(r_slot) * row_stride + ch * 8 : 0;
+      const uint32_t off = tile_offset<D>(r, ch);
+      cp_async_16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
+      cp_async_16(k_dst + S::kTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
     }
-    cp_async_commit();
   };
 
   float o[D / 8][4];  // O fragments: head `row`, dims 8 n + 2 quad + {0, 1} (entries 2, 3: zero rows)
@@ -190,11 +184,47 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   const int k_row = (mat / 2) * 8 + lane % 8, k_chunk = mat % 2;  // S: keys 0-7 / 8-15 x dims lo / hi
   const int v_row = (mat % 2) * 8 + lane % 8, v_chunk = mat / 2;  // P·V: keys lo / hi x dim tiles 2j / 2j+1
 
+  // Before the wait: the first kStages tiles' keys up to cached_end (one cp.async group each).
+  // After it: the rows of those tiles from cached_end on, in one more group when there are any,
+  // and every later tile whole.
+  const int cached_end = work.keys_before_query_cached ? min(key_end, ctx - 1) : key_begin;
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) load_tile(s);
+  for (int i = 0; i < kStages; ++i) {
+    load_rows(i, key_begin, cached_end, true);
+    cp_async_commit();
+  }
+  wait_for_previous_kernel();
+
+  // Q as A fragments, unscaled bf16 (exact); the scale is applied to the float32 scores.
+  // qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1} and + 8.
+  uint32_t qa[D / 16][2];
+  {
+    const __nv_bfloat16* q_row = kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + row) * D + quad * 2;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      qa[ks][0] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16) : 0u;
+      qa[ks][1] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16 + 8) : 0u;
+    }
+  }
+
+  // Rows this step wrote (its own key) or that were not read early, in the first kStages tiles.
+  const int late_from = max(cached_end, key_begin);
+  const bool late = late_from < key_end && my_tiles > 0 &&
+                    key_begin + (warp + (min(my_tiles, kStages) - 1) * kWarps + 1) * kTileKeys > late_from;
+  if (late) {
+#pragma unroll
+    for (int i = 0; i < kStages; ++i) load_rows(i, late_from, key_end, false);
+    cp_async_commit();
+  }
   for (int i = 0; i < my_tiles; ++i) {
-    load_tile(i + kStages - 1);  // into the slot tile i - 1 used; the __syncwarp below released it
-    cp_async_wait<kStages - 1>();
+    // cp.async groups, oldest first: tiles 0 .. kStages - 1, the late rows (if any), then one per
+    // later tile. With only the newest group pending tile i is complete, except at i = 0, where
+    // the newest is the late rows, which tile 0 may need.
+    if (i == 0 && late) {
+      cp_async_wait<0>();
+    } else {
+      cp_async_wait<kStages - 1>();
+    }
     __syncwarp();  // every lane's copies of tile i are visible to the whole warp
     const uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
     const uint32_t v_tile = k_tile + S::kTileBytes;
@@ -250,6 +280,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       mma_rows0to7(o[2 * j + 1], pa0, pa2, b[2], b[3]);
     }
     __syncwarp();  // all lanes are done reading slot i % kStages before it is refilled
+    load_rows(i + kStages, key_begin, key_end, true);
+    cp_async_commit();
   }
   cp_async_wait<0>();  // the trailing empty groups; the ring is free for the merge below
   __syncwarp();

@@ -159,7 +159,7 @@ void CudaBackend::run_layers(const PackedStep& st) {
     kv.sliding_window = c.sliding_window;
     if (st.num_decode > 0) {
       DecodeWork work{meta + L.decode_tokens, st.num_decode, splits, act_.partial_acc.as<float>(),
-                      act_.partial_ml.as<float>(), act_.split_counters.as<uint32_t>()};
+                      act_.partial_ml.as<float>(), act_.split_counters.as<uint32_t>(), st.decode_tokens_alone};
       check_cuda(launch_decode_attention(kv, work, compute_), "decode attention");
     }
     if (st.num_tiles > 0) {

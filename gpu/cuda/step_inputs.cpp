@@ -153,6 +153,7 @@ PackedStep pack_step(const std::vector<SequenceInput>& seqs, const StepLayout& L
       }
     } else if (n > 1) {
       out.decode_only = false;
+      out.decode_tokens_alone = false;  // all n tokens are in the decode list
     }
     out.max_context = std::max<int32_t>(out.max_context, static_cast<int32_t>(context));
     if (s.sample) {

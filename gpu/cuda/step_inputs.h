@@ -69,6 +69,9 @@ struct PackedStep {
   int32_t num_tiles = 0;
   int32_t max_context = 0;
   bool decode_only = false;
+  // Every token of the decode list is its sequence's only token in the step, so the only key it
+  // attends that the step writes is its own (DecodeWork::keys_before_query_cached).
+  bool decode_tokens_alone = true;
   size_t words_used = 0;        // prefix of the packed buffer to upload
   std::vector<SampleRow> rows;  // one per sampling sequence, in batch order
 };

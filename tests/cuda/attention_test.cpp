@@ -9,6 +9,8 @@
 
 #include "gpu/cpu/ops.h"
 #include "gpu/cuda/attention.h"
+#include "gpu/cuda/gemv.h"
+#include "gpu/cuda/qkv_rope.h"
 #include "tests/cuda/cuda_test_util.h"
 #include "tests/cuda/paged_attention_problem.h"
 
@@ -226,6 +228,70 @@ TEST(CudaDecodeAttention, LastSplitMergesAndLeavesCountersZeroForTheNextLaunch) 
     check_cuda(launch_decode_attention(dp.kv, work, nullptr), "decode attention, one split");
     EXPECT_LT(relative_error(to_float(dp.out.download()), ref), 4e-3) << "D " << D;
   }
+}
+
+// With keys_before_query_cached the kernel reads the cached keys while the kernels before it may
+// still run, and q and each token's own key only after them, as a decode step launches it: a
+// long GEMV, then the rotary kernel writing q and the new K/V rows (zero frequencies: the rotation
+// is the identity), then the attention. The rows the rotary kernel writes start as NaN, so a read
+// that came too early shows in the output. Positions put the new key in a warp's first, second
+// and later tiles, and at the start, middle and end of a split.
+TEST(CudaDecodeAttention, ReadsCachedKeysEarlyAndTheNewKeyAfterTheKernelThatWritesIt) {
+  ZINFER_REQUIRE_CUDA();
+  const std::vector<SeqSpec> seqs = {{1030, 1}, {53, 1}, {300, 1}, {0, 1}, {15, 1}, {16, 1}, {64, 1}, {127, 1}, {128, 1}};
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  // The GEMV in front: 16384 x 4096 bf16 (128 MB, tens of microseconds), its output unused.
+  const int gemv_n = 16384, gemv_k = 4096;
+  DeviceArray<__nv_bfloat16> gemv_w(static_cast<size_t>(gemv_n) * gemv_k), gemv_x(gemv_k), gemv_y(gemv_n);
+  check_cuda(cudaMemset(gemv_w.get(), 0, static_cast<size_t>(gemv_n) * gemv_k * 2), "memset");
+  check_cuda(cudaMemset(gemv_x.get(), 0, gemv_k * 2), "memset");
+  GemvArgs g;
+  g.x = gemv_x.get(), g.w = gemv_w.get(), g.y_bf16 = gemv_y.get(), g.m = 1, g.n = gemv_n, g.k = gemv_k;
+  for (const auto& [Hq, Hkv, D] : {std::tuple{32, 8, 128}, std::tuple{12, 2, 64}, std::tuple{4, 2, 24}}) {
+    const Problem p = make_problem(Hq, Hkv, D, seqs, 17 + D, 0, 16);
+    const std::vector<double> ref = reference(p);
+    // The rotary kernel's input: each token's q, k and v rows; its own cache rows start as NaN.
+    const int width = (Hq + 2 * Hkv) * D, row = Hkv * D;
+    std::vector<float> qkv(static_cast<size_t>(p.T) * width);
+    std::vector<int32_t> slots(p.T);
+    Problem stale = p;
+    for (int t = 0; t < p.T; ++t) {
+      const int pos = p.positions[t];
+      slots[t] = p.block_tables[p.seq_offset[p.token_seq[t]] + pos / p.bs] * p.bs + pos % p.bs;
+      std::copy_n(p.q.begin() + static_cast<size_t>(t) * Hq * D, Hq * D, qkv.begin() + static_cast<size_t>(t) * width);
+      std::copy_n(p.k.begin() + static_cast<size_t>(slots[t]) * row, row, qkv.begin() + static_cast<size_t>(t) * width + Hq * D);
+      std::copy_n(p.v.begin() + static_cast<size_t>(slots[t]) * row, row,
+                  qkv.begin() + static_cast<size_t>(t) * width + (Hq + Hkv) * D);
+      std::fill_n(stale.k.begin() + static_cast<size_t>(slots[t]) * row, row, std::nanf(""));
+      std::fill_n(stale.v.begin() + static_cast<size_t>(slots[t]) * row, row, std::nanf(""));
+    }
+    DeviceArray<__nv_bfloat16> d_qkv(to_bf16(qkv));
+    DeviceArray<float> inv_freq(std::vector<float>(D / 2, 0.f));
+    DeviceArray<int32_t> d_slots(slots);
+    std::vector<int32_t> tokens(p.T);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    DeviceArray<int32_t> d_tokens(tokens);
+    for (int splits : {1, 4, 32}) {
+      DeviceProblem dp(stale);
+      dp.q.poison();
+      dp.out.poison();
+      QkvRopeParams rp;
+      rp.qkv = d_qkv.get(), rp.inv_freq = inv_freq.get(), rp.positions = dp.positions.get();
+      rp.slot_mapping = d_slots.get(), rp.q_out = dp.q.get(), rp.k_cache = dp.k.get(), rp.v_cache = dp.v.get();
+      rp.num_tokens = p.T, rp.num_heads = Hq, rp.num_kv_heads = Hkv, rp.head_dim = D;
+      SplitWorkspace ws(p, splits);
+      DecodeWork work = ws.work(d_tokens.get(), p.T);
+      work.keys_before_query_cached = true;
+      check_cuda(launch_gemv(g, stream), "gemv");
+      check_cuda(launch_qkv_rope(rp, stream), "qkv rope");
+      check_cuda(launch_decode_attention(dp.kv, work, stream), "decode attention");
+      check_cuda(cudaStreamSynchronize(stream), "sync");
+      const double err = relative_error(to_float(dp.out.download()), ref);
+      EXPECT_LT(err, 4e-3) << "Hq " << Hq << " Hkv " << Hkv << " D " << D << " splits " << splits;
+    }
+  }
+  cudaStreamDestroy(stream);
 }
 
 TEST(CudaDecodeAttention, SupportsHeadDimsThatAreMultiplesOfEight) {

@@ -81,6 +81,12 @@ TEST(CudaStepInputs, PacksTokensTilesAndSamples) {
   EXPECT_EQ(static_cast<int32_t>(words[L.dest_slot + 1]), slots.find(2));
   EXPECT_GE(slots.find(1), 0);
   EXPECT_LE(st.words_used, L.total_words);
+  // The decode list's one token is alone in its sequence; without tiles all 97 queries of
+  // sequence 1 join the list, and their keys include this step's other tokens.
+  EXPECT_TRUE(st.decode_tokens_alone);
+  const PackedStep untiled = pack_step(seqs, L, false, 0, slots, 77, words.data());
+  EXPECT_EQ(untiled.num_decode, 98);
+  EXPECT_FALSE(untiled.decode_tokens_alone);
 }
 
 TEST(CudaStepInputs, PadsDecodeStepsForGraphBuckets) {
@@ -98,6 +104,7 @@ TEST(CudaStepInputs, PadsDecodeStepsForGraphBuckets) {
   d.sample = true;
   const PackedStep st = pack_step({d}, L, true, 4, slots, 1, words.data());
   EXPECT_TRUE(st.decode_only);
+  EXPECT_TRUE(st.decode_tokens_alone);  // padding tokens attend only their own key
   EXPECT_EQ(st.num_tokens, 1);
   EXPECT_EQ(st.padded_tokens, 4);
   EXPECT_EQ(st.num_decode, 4);

@@ -90,7 +90,8 @@ void bench_decode(const Ceilings& c, int batch, int ctx, int splits) {
   DeviceBuffer acc(size_t(batch) * s.Hq * splits * s.D * 4), ml(size_t(batch) * s.Hq * splits * 2 * 4);
   DeviceBuffer counters(size_t(batch) * s.Hq * 4);
   check_cuda(cudaMemset(counters.get(), 0, counters.bytes()), "memset");
-  DecodeWork work{d_tokens.as<int32_t>(), batch, splits, acc.as<float>(), ml.as<float>(), counters.as<uint32_t>()};
+  DecodeWork work{d_tokens.as<int32_t>(), batch, splits, acc.as<float>(), ml.as<float>(), counters.as<uint32_t>(),
+                  /*keys_before_query_cached=*/true};
   const double ms = time_ms([&] { check_cuda(launch_decode_attention(s.kv, work, nullptr), "decode"); }, 5, 50);
   const double bytes = double(batch) * ctx * s.Hkv * s.D * 2 * 2;
   const double gbps = bytes / (ms * 1e-3) / 1e9;
