@@ -12,9 +12,12 @@ constexpr int kMaxHeadDim = 512;
 // in float32 so the norm and the rotation read them once.
 __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) {
   __shared__ float stage[kWarps][kMaxHeadDim];
+  __shared__ float cos_of[kMaxHeadDim / 2], sin_of[kMaxHeadDim / 2];
   // Launched programmatically: the block may be resident before the qkv projection has ended.
+  // Until the wait it does what needs nothing the projection writes: the token's position and
+  // cache slot, and the rotation's cos and sin (every head of the token shares them), so that
+  // after the wait only the qkv row is read (at batch 1 this kernel is on the critical path).
   allow_next_kernel();
-  wait_for_previous_kernel();
   const int t = blockIdx.x;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // blockIdx.y picks a group of kWarps heads, one per warp: a decode step of a few tokens still
@@ -24,6 +27,10 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) 
   const int64_t row = static_cast<int64_t>(t) * total_heads * D;
   const float pos = static_cast<float>(p.positions[t]);
   const int64_t slot = p.slot_mapping[t];
+  // Same float32 arithmetic as transformers: angle = position * inv_freq, full-precision sincos.
+  for (int i = threadIdx.x; i < half; i += blockDim.x) sincosf(pos * p.inv_freq[i], &sin_of[i], &cos_of[i]);
+  __syncthreads();
+  wait_for_previous_kernel();
   float* s = stage[warp];
   for (int h = blockIdx.y * kWarps + warp; h < total_heads; h += kWarps * gridDim.y) {
     const bool is_q = h < p.num_heads;
@@ -57,9 +64,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) 
         x1 *= norm_w[i];
         x2 *= norm_w[i + half];
       }
-      // Same float32 arithmetic as transformers: angle = position * inv_freq, full-precision sincos.
-      float sn, cs;
-      sincosf(pos * p.inv_freq[i], &sn, &cs);
+      const float cs = cos_of[i], sn = sin_of[i];
       dst[i] = __float2bfloat16(x1 * cs - x2 * sn);
       dst[i + half] = __float2bfloat16(x2 * cs + x1 * sn);
     }

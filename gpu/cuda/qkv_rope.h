@@ -30,6 +30,8 @@ struct QkvRopeParams {
   float norm_eps = 1e-6f;
 };
 
+// Launched with programmatic stream serialization: positions, slot_mapping and inv_freq are read
+// before the kernel waits for the one before it, so that one must not write them.
 cudaError_t launch_qkv_rope(const QkvRopeParams& p, cudaStream_t stream);
 
 }  // namespace zinfer::gpu::cuda
