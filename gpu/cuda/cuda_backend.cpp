@@ -52,7 +52,7 @@ void validate(const ModelConfig& c, const BackendOptions& o) {
 size_t Activations::bytes() const {
   size_t total = 0;
   for (const DeviceBuffer* b : {&residual, &normed, &qkv, &q, &attn, &gate_up, &act, &final_rows, &logits,
-                                &partial_acc, &partial_ml, &meta, &results, &last_sampled, &inv_freq}) {
+                                &partial_acc, &partial_ml, &meta, &sampling_scratch, &results, &last_sampled, &inv_freq}) {
     total += b->bytes();
   }
   return total;
@@ -120,6 +120,7 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   act_.inv_freq = DeviceBuffer(inv_freq.size() * 4, "rope frequencies");
   check_cuda(cudaMemcpy(act_.inv_freq.get(), inv_freq.data(), inv_freq.size() * 4, cudaMemcpyHostToDevice),
              "upload of rope frequencies");
+  act_.sampling_scratch = DeviceBuffer(sampling_scratch_bytes(static_cast<int32_t>(R), c.vocab_size), "sampling scratch");
   act_.results = DeviceBuffer((R * (2 + 2 * kMaxTopLogprobs) + 2) * 4, "sampling results");
   results_host_ = PinnedBuffer(act_.results.bytes(), "sampling results");
 
@@ -251,6 +252,7 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
     sb.out_top_logprobs = reinterpret_cast<float*>(results + static_cast<size_t>(logit_rows_) * (2 + kMaxTopLogprobs));
     sb.dest_slot = meta + layout_->dest_slot;
     sb.last_sampled = act_.last_sampled.as<int32_t>();
+    sb.scratch = act_.sampling_scratch.as<float>();
     check_cuda(launch_sampling(sb, compute_), "sampling");
   }
   check_cuda(cudaMemcpyAsync(results_host_.as<void>(), act_.results.get(), act_.results.bytes(),

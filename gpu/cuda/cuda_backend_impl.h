@@ -33,6 +33,7 @@ struct Activations {
   DeviceBuffer logits;     // [logit_rows, vocab] float32
   DeviceBuffer partial_acc, partial_ml, split_counters;  // split-K decode attention
   DeviceBuffer meta;       // the step's packed arrays (StepLayout)
+  DeviceBuffer sampling_scratch;  // [logit_rows] rows of sampling_scratch_bytes
   DeviceBuffer results;    // sampled tokens, logprobs, top logprobs, bad-id counter
   DeviceBuffer last_sampled;  // [LastTokenSlots capacity] int32
   DeviceBuffer inv_freq;   // [head_dim / 2] float32

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cfloat>
 #include <type_traits>
 
@@ -61,7 +62,74 @@ __device__ T block_reduce(T v, Op op, T* scratch) {
   return total;
 }
 
-__global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b) {
+// A slice's (or a row's) maximum, its first index, and the sum of exp(logit - max) over the
+// slice. Combining two is exact up to the rounding of the rescaled sums.
+struct RowStats {
+  float max;
+  int32_t argmax;  // -1: no finite logit yet
+  float sum;
+};
+
+__device__ inline RowStats combine(RowStats a, RowStats b) {
+  if (b.argmax < 0) return a;
+  if (a.argmax < 0) return b;
+  const float m = fmaxf(a.max, b.max);
+  RowStats r;
+  r.max = m;
+  r.argmax = a.max > b.max ? a.argmax : b.max > a.max ? b.argmax : min(a.argmax, b.argmax);
+  r.sum = a.sum * expf(a.max - m) + b.sum * expf(b.max - m);
+  return r;
+}
+
+__device__ inline RowStats warp_combine(RowStats v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    RowStats other;
+    other.max = __shfl_xor_sync(0xffffffffu, v.max, o);
+    other.argmax = __shfl_xor_sync(0xffffffffu, v.argmax, o);
+    other.sum = __shfl_xor_sync(0xffffffffu, v.sum, o);
+    v = combine(v, other);
+  }
+  return v;
+}
+
+constexpr int kStatThreads = 256;
+constexpr int kStatSlice = 4096;      // logits per block of the statistics kernel
+constexpr int kMaxStatBlocks = 64;    // per row (larger vocabularies get longer slices)
+
+int stat_slice(int vocab, int blocks) { return (vocab + blocks - 1) / blocks; }
+
+// Block (slice, row): one pass over the slice, each thread an online max/sum over its logits
+// (in increasing index order, so a tie keeps the first index), then the block's combination.
+__global__ void __launch_bounds__(kStatThreads) row_stats_kernel(const float* logits, int vocab, int slice,
+                                                                RowStats* partials) {
+  __shared__ RowStats warp_stats[kStatThreads / 32];
+  const int row = blockIdx.y;
+  const float* l = logits + static_cast<int64_t>(row) * vocab;
+  const int begin = blockIdx.x * slice, end = min(vocab, begin + slice);
+  RowStats mine{-INFINITY, -1, 0.f};
+  for (int i = begin + threadIdx.x; i < end; i += kStatThreads) {
+    const float x = l[i];
+    if (!(x > -INFINITY)) continue;  // -inf (masked) adds nothing; NaN is never the maximum
+    if (mine.argmax < 0 || x > mine.max) {
+      mine.sum = (mine.argmax < 0 ? 0.f : mine.sum * expf(mine.max - x)) + 1.f;
+      mine.max = x;
+      mine.argmax = i;
+    } else {
+      mine.sum += expf(x - mine.max);
+    }
+  }
+  mine = warp_combine(mine);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) warp_stats[warp] = mine;
+  __syncthreads();
+  if (warp == 0) {
+    RowStats v = lane < kStatThreads / 32 ? warp_stats[lane] : RowStats{-INFINITY, -1, 0.f};
+    v = warp_combine(v);
+    if (lane == 0) partials[static_cast<int64_t>(row) * gridDim.x + blockIdx.x] = v;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int stat_blocks) {
   __shared__ float f_scratch[32];
   __shared__ ArgMax a_scratch[32];
   __shared__ float chunk_sums[kThreads];
@@ -74,13 +142,20 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b) {
   auto sum_op = [](float x, float y) { return x + y; };
   auto arg_op = [](ArgMax x, ArgMax y) { return better(x, y); };
 
-  ArgMax best{-INFINITY, -1};
-  for (int i = threadIdx.x; i < V; i += kThreads) best = better(best, ArgMax{logits[i], i});
-  best = block_reduce(best, arg_op, a_scratch);
+  // The row's statistics from the slices' partials (the first warp combines them).
+  __shared__ RowStats row_stats;
+  if (threadIdx.x < 32) {
+    const RowStats* part = reinterpret_cast<const RowStats*>(b.scratch) + static_cast<int64_t>(row) * stat_blocks;
+    RowStats v{-INFINITY, -1, 0.f};
+    for (int i = threadIdx.x; i < stat_blocks; i += 32) v = combine(v, part[i]);
+    v = warp_combine(v);
+    if (threadIdx.x == 0) row_stats = v;
+  }
+  __syncthreads();
+  ArgMax best{row_stats.max, row_stats.argmax};
+  if (best.index < 0) best = ArgMax{logits[0], 0};  // no finite logit: token 0, as before
   const float max_logit = best.value;
-  float z = 0.f;
-  for (int i = threadIdx.x; i < V; i += kThreads) z += expf(logits[i] - max_logit);
-  const float log_z = max_logit + logf(block_reduce(z, sum_op, f_scratch));
+  const float log_z = max_logit + logf(row_stats.sum);
 
   const float temperature = b.temperature[row];
   int32_t token = best.index;
@@ -198,9 +273,21 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b) {
 
 double sampling_uniform(uint64_t seed, int32_t sample_index) { return uniform_from(seed, sample_index); }
 
+int32_t sampling_stat_blocks(int32_t vocab) {
+  return std::clamp((vocab + kStatSlice - 1) / kStatSlice, 1, kMaxStatBlocks);
+}
+
+size_t sampling_scratch_bytes(int32_t num_rows, int32_t vocab) {
+  return static_cast<size_t>(num_rows) * sampling_stat_blocks(vocab) * sizeof(RowStats);
+}
+
 cudaError_t launch_sampling(const SamplingBatch& batch, cudaStream_t stream) {
   if (batch.num_rows == 0) return cudaSuccess;
-  sampling_kernel<<<batch.num_rows, kThreads, 0, stream>>>(batch);
+  if (batch.vocab <= 0 || batch.scratch == nullptr) return cudaErrorInvalidValue;
+  const int blocks = sampling_stat_blocks(batch.vocab);
+  row_stats_kernel<<<dim3(blocks, batch.num_rows), kStatThreads, 0, stream>>>(
+      batch.logits, batch.vocab, stat_slice(batch.vocab, blocks), reinterpret_cast<RowStats*>(batch.scratch));
+  sampling_kernel<<<batch.num_rows, kThreads, 0, stream>>>(batch, blocks);
   return cudaGetLastError();
 }
 

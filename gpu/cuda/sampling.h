@@ -2,10 +2,16 @@
 // with top-k then top-p (the order transformers applies them), drawn with a counter-based random
 // number from (seed, sample_index) so that a seeded sequence samples the same tokens whatever the
 // batch it is in. logprob = log_softmax(raw logits)[token]; optional top logprobs.
+// Two kernels: each row's maximum, first argmax and sum of exp(logit - max) come from
+// sampling_stat_blocks(vocab) blocks per row (slices of 4,096 logits, one pass), whose partial
+// results the per-row kernel combines. At batch 1 the vocabulary (128K logits for Llama-3) is
+// then read by 32 SMs instead of one, which read it twice (a greedy decode step spent ~40 us
+// there).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace zinfer::gpu::cuda {
@@ -30,7 +36,12 @@ struct SamplingBatch {
   // feed the token without a host round trip.
   const int32_t* dest_slot = nullptr;
   int32_t* last_sampled = nullptr;
+  // Workspace: [num_rows, sampling_stat_blocks(vocab), 3] 32-bit words (the statistics' partials).
+  float* scratch = nullptr;
 };
+
+int32_t sampling_stat_blocks(int32_t vocab);
+size_t sampling_scratch_bytes(int32_t num_rows, int32_t vocab);
 
 cudaError_t launch_sampling(const SamplingBatch& batch, cudaStream_t stream);
 

@@ -43,6 +43,7 @@ Result run(const Rows& r) {
   DeviceArray<uint64_t> seed(r.seed);
   DeviceArray<int32_t> tok(r.n()), top_ids(static_cast<size_t>(r.n()) * kMaxTopLogprobs);
   DeviceArray<float> lp(r.n()), top_lps(static_cast<size_t>(r.n()) * kMaxTopLogprobs);
+  DeviceArray<float> scratch(sampling_scratch_bytes(r.n(), r.vocab) / sizeof(float));
   tok.poison();
   lp.poison();
   SamplingBatch b;
@@ -59,6 +60,7 @@ Result run(const Rows& r) {
   b.out_logprob = lp.get();
   b.out_top_ids = top_ids.get();
   b.out_top_logprobs = top_lps.get();
+  b.scratch = scratch.get();
   check_cuda(launch_sampling(b, nullptr), "sampling");
   return Result{tok.download(), lp.download(), top_ids.download(), top_lps.download()};
 }
@@ -94,6 +96,36 @@ TEST(CudaSampling, GreedyLogprobAndTopLogprobs) {
       EXPECT_NEAR(res.top_lps[r * kMaxTopLogprobs + k], ls[order[k]], 1e-4);
     }
   }
+}
+
+// The row statistics come from slices of the vocabulary: a maximum tied across slices gives the
+// first index, masked (-inf) logits add nothing to the softmax's sum, and a vocabulary past
+// 64 slices of 4,096 (longer slices) and one within a single slice both work.
+TEST(CudaSampling, GreedyTakesTheFirstOfTiedMaximaAcrossSlices) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(11);
+  Rows rows;
+  rows.vocab = 300007;
+  std::vector<float> tied = random_floats(rows.vocab, rng, 3.f);
+  for (int i = 100; i < 90000; i += 7) tied[i] = -INFINITY;
+  for (int i : {250000, 5000, 4097, 299999}) tied[i] = 100.f;  // far above the random ones
+  rows.add(tied, 0.f, 1.f, -1, 0, 0, 3);
+  const Result res = run(rows);
+  const std::vector<double> ls = log_softmax(tied);
+  EXPECT_EQ(res.token[0], 4097);
+  EXPECT_NEAR(res.logprob[0], ls[4097], 1e-4);
+  EXPECT_EQ(res.top_ids[0], 4097);
+  EXPECT_EQ(res.top_ids[1], 5000);
+  EXPECT_EQ(res.top_ids[2], 250000);
+
+  Rows small;
+  small.vocab = 37;
+  std::vector<float> one = random_floats(small.vocab, rng, 3.f);
+  one[36] = 100.f;
+  small.add(one, 0.f, 1.f, -1, 0, 0, 0);
+  const Result r2 = run(small);
+  EXPECT_EQ(r2.token[0], 36);
+  EXPECT_NEAR(r2.logprob[0], log_softmax(one)[36], 1e-5);
 }
 
 TEST(CudaSampling, SeededDrawsAreReproducibleAndIndependentOfTheBatch) {
