@@ -257,8 +257,7 @@ TEST(CudaDecodeAttention, ReadsCachedKeysEarlyAndTheNewKeyAfterTheKernelThatWrit
     std::vector<int32_t> slots(p.T);
     Problem stale = p;
     for (int t = 0; t < p.T; ++t) {
-      const int pos = p.positions[t];
-      slots[t] = p.block_tables[p.seq_offset[p.token_seq[t]] + pos / p.bs] * p.bs + pos % p.bs;
+      slots[t] = cache_slot(p, p.token_seq[t], p.positions[t]);
       std::copy_n(p.q.begin() + static_cast<size_t>(t) * Hq * D, Hq * D, qkv.begin() + static_cast<size_t>(t) * width);
       std::copy_n(p.k.begin() + static_cast<size_t>(slots[t]) * row, row, qkv.begin() + static_cast<size_t>(t) * width + Hq * D);
       std::copy_n(p.v.begin() + static_cast<size_t>(slots[t]) * row, row,

@@ -73,6 +73,11 @@ inline Problem make_problem(int Hq, int Hkv, int D, const std::vector<SeqSpec>& 
   return p;
 }
 
+// The cache row of key `key` of sequence `seq`, through its block table.
+inline int cache_slot(const Problem& p, int seq, int key) {
+  return p.block_tables[p.seq_offset[seq] + key / p.bs] * p.bs + key % p.bs;
+}
+
 inline std::vector<double> reference(const Problem& p) {
   std::vector<double> out(static_cast<size_t>(p.T) * p.Hq * p.D);
   const double scale = 1.0 / std::sqrt(static_cast<double>(p.D));
@@ -85,7 +90,7 @@ inline std::vector<double> reference(const Problem& p) {
       std::vector<double> s(ctx, 0.0);
       double mx = -1e300;
       for (int j = first; j < ctx; ++j) {
-        const int slot = p.block_tables[p.seq_offset[seq] + j / p.bs] * p.bs + j % p.bs;
+        const int slot = cache_slot(p, seq, j);
         double dot = 0;
         for (int d = 0; d < p.D; ++d) dot += p.q[(t * p.Hq + h) * p.D + d] * static_cast<double>(p.k[(slot * p.Hkv + kvh) * p.D + d]);
         s[j] = dot * scale;
@@ -96,7 +101,7 @@ inline std::vector<double> reference(const Problem& p) {
       for (int d = 0; d < p.D; ++d) {
         double acc = 0;
         for (int j = first; j < ctx; ++j) {
-          const int slot = p.block_tables[p.seq_offset[seq] + j / p.bs] * p.bs + j % p.bs;
+          const int slot = cache_slot(p, seq, j);
           acc += s[j] * p.v[(slot * p.Hkv + kvh) * p.D + d];
         }
         out[(t * p.Hq + h) * p.D + d] = acc / z;
