@@ -4,6 +4,7 @@
 // copies of W (>= 128 MB) that no launch finds its weights in L2, as in a decode step where every
 // layer has its own. "gemv_fused" is the variant the decode layers run (RMSNorm prologue,
 // residual-add or SiLU·mul epilogue), "gemv_serial" the plain one without programmatic launch.
+// First, "read_only_*": kernels that only read 1 GiB, by load kind (read_stream.cu).
 // Last, "layer_gemvs": a whole decode layer's four fused projections (o, gate_up, down, then the
 // next layer's qkv) back to back at 1 and 2 rows, the kernel boundaries of a decode step included.
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "gpu/cuda/gemv.h"
 #include "gpu/cuda/random_fill.h"
 #include "tools/gpu/bench_common.h"
+#include "tools/gpu/read_stream.h"
 
 namespace zinfer::gpu::cuda::bench {
 namespace {
@@ -96,6 +98,10 @@ void bench_gemv(const Ceilings& c) {
                                 {"lm_head", 128256, 4096, false, GemvInput::kBf16, GemvOutput::kBf16}};
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  // What a read-only stream reaches, by load kind: the rate the GEMVs below stream toward.
+  for (const ReadStreamResult& r : read_stream_rates(size_t{1} << 30, stream)) {
+    report("read_only_" + r.name + "_gbps", r.gbps, "GB/s", c.copy_gbps, r.gbps / c.copy_gbps);
+  }
   Gemm gemm;
   for (const LinearShape& s : shapes) {
     const size_t elems = static_cast<size_t>(s.n) * s.k, bytes = elems * 2;

@@ -14,7 +14,9 @@
 // (Measured and left out: a cp.async shared-memory ring of 3 x 4 KB per warp, which sped up the
 // plain 33-50 MB matrices but slowed the fused ones and the whole decode step; and warps
 // prefetching the next GEMV's first weights into L2 with cp.async.bulk.prefetch, which cost
-// 0.28 ms per decode step.)
+// 0.28 ms per decode step; and a version streaming W with bulk copies into a shared-memory ring,
+// which would have the faster load kind (1.06 of copy for a read-only stream, against 1.01 for
+// these loads) but streamed at 0.5-0.7 of copy once it computed: docs/benchmarks/gpu.md.)
 #pragma once
 
 #include <cuda_bf16.h>
