@@ -7,22 +7,22 @@
 //         flight into a shared-memory ring; the block reads each chunk from shared memory
 #include "tools/gpu/read_stream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/gemv/gemv_kernel.cuh"
 
 namespace zinfer::gpu::cuda::bench {
 namespace {
 
 constexpr int kThreads = 256;
 
+// The GEMV's own weight load (16 bytes, not allocated in L1), so this stream measures its load kind.
 __device__ __forceinline__ uint4 load_streaming(const uint4* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
+  return gemv_detail::load_weights(reinterpret_cast<const __nv_bfloat16*>(p));
 }
 
 // Each thread xors what it reads; the sink is written only if the xor hits a value the fill
@@ -97,6 +97,9 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const unsigned char* dat
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
+// GB/s of `bytes` read per launch(), over 20 launches back to back after 3: a stream's rate, so
+// one kernel's ramp and tail overlap the next (bench_common.h's time_ms times each launch alone,
+// ramp and tail included, 1-2% lower on these 0.25 ms launches).
 template <typename Launch>
 double timed_gbps(size_t bytes, cudaStream_t stream, Launch launch) {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -144,14 +147,11 @@ ReadStreamResult bulk(const void* data, size_t bytes, uint32_t* sink, int sms, i
 }  // namespace
 
 std::vector<ReadStreamResult> read_stream_rates(size_t bytes, cudaStream_t stream) {
-  void* data = nullptr;
-  uint32_t* sink = nullptr;
-  check_cuda(cudaMalloc(&data, bytes), "read stream buffer");
-  check_cuda(cudaMalloc(&sink, sizeof(uint32_t)), "read stream sink");
-  check_cuda(cudaMemsetAsync(data, 0x5a, bytes, stream), "read stream fill");
-  int device = 0, sms = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "sm count");
+  DeviceBuffer buffer(bytes, "read stream buffer"), sink_buffer(sizeof(uint32_t), "read stream sink");
+  check_cuda(cudaMemsetAsync(buffer.get(), 0x5a, bytes, stream), "read stream fill");
+  const void* data = buffer.get();
+  auto* sink = sink_buffer.as<uint32_t>();
+  const int sms = std::max(1, gemv_detail::sm_count());
   // Depths around what the GEMV keeps in flight (2 blocks x 256 threads x 8-16 loads of 16 bytes
   // per SM); the bulk rings hold 64-192 KB per SM, in chunks interleaved across blocks or, as a
   // GEMV block reads its rows, one contiguous stretch per block.
@@ -164,8 +164,6 @@ std::vector<ReadStreamResult> read_stream_rates(size_t bytes, cudaStream_t strea
   r.push_back(bulk<4, 16384, true>(data, bytes, sink, sms, 2, stream));
   r.push_back(bulk<4, 32768>(data, bytes, sink, sms, 1, stream));
   r.push_back(bulk<3, 65536>(data, bytes, sink, sms, 1, stream));
-  check_cuda(cudaFree(data), "cudaFree");
-  check_cuda(cudaFree(sink), "cudaFree");
   return r;
 }
 
