@@ -30,6 +30,7 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/attention_decode_internal.cuh"
 #include "gpu/cuda/attention_device.cuh"
+#include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
 
 namespace zinfer::gpu::cuda {
@@ -55,20 +56,6 @@ struct Shape {
   static_assert((kRows * D + 2 * kRows) * 4 <= kWarpBytes, "merge area must fit in a warp's ring");
   static_assert(kChunks >= 8, "the swizzle permutes 8 chunks per row");
 };
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared without a register round trip; src_bytes 0 writes zeros.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -167,8 +154,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       if (r_slot < 0 && !(zero_tail && tile_key + r >= key_end)) continue;
       const int64_t src = r_slot >= 0 ? static_cast<int64_t>(r_slot) * row_stride + ch * 8 : 0;
       const uint32_t off = tile_offset<D>(r, ch);
-      cp_async_16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
-      cp_async_16(k_dst + S::kTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
+      cp_async16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
+      cp_async16(k_dst + S::kTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
     }
   };
 

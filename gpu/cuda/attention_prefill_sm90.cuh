@@ -1,6 +1,7 @@
-// Hopper (sm_90a) building blocks for the prefill attention kernel, raw PTX (.cu only):
-// shared-memory barriers (mbarrier) for a producer/consumer ring, cp.async that completes on an
-// mbarrier, and warpgroup MMA (wgmma.mma_async) with its shared-memory matrix descriptors.
+// Hopper (sm_90a) building blocks for the prefill attention kernel, raw PTX (.cu only): the
+// 128-byte swizzle of its shared-memory tiles, register moves between warpgroups, and warpgroup
+// MMA (wgmma.mma_async) with its shared-memory matrix descriptors. Its copies and their barriers
+// (cp.async completing on mbarriers) are async_copy.cuh's.
 //
 // Shared-memory tiles use the 128-byte swizzle that wgmma reads without bank conflicts: a tile
 // of R rows x 64 bf16 (128 bytes per row) is stored row after row, and the 16-byte chunk c of
@@ -13,56 +14,14 @@
 
 #include <cstdint>
 
-namespace zinfer::gpu::cuda::sm90 {
+#include "gpu/cuda/async_copy.cuh"
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+namespace zinfer::gpu::cuda::sm90 {
 
 // Byte offset of (row, 16-byte chunk of the 64-wide slab) in a 128-byte-swizzled slab.
 __device__ __forceinline__ uint32_t swizzle128(int row, int chunk) {
   return static_cast<uint32_t>(row * 128 + ((chunk ^ (row & 7)) << 4));
 }
-
-// ---- mbarrier ------------------------------------------------------------------------------
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// Makes the initialised barriers visible to the other threads' arrives (and to cp.async).
-__device__ __forceinline__ void mbar_init_fence() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Waits until the barrier phase of the given parity has completed.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-// ---- cp.async -------------------------------------------------------------------------------
-
-// 16-byte async copy global -> shared; src_bytes = 0 writes 16 zero bytes instead (rows past
-// the end of a sequence, so that masked V rows are 0, never stale NaNs).
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, uint32_t src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-// One arrival on the barrier once all of this thread's earlier cp.async have landed (.noinc:
-// it counts as one of the barrier's expected arrivals).
-__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // Moves registers between the warpgroups of a block (all warps of a warpgroup execute it).
 template <int N>
