@@ -1,14 +1,14 @@
 // Skinny bf16 GEMM ("GEMV") for decode steps of a few rows: y[m, n] = x[m, k] · W[n, k]^T with
 // m <= 8, float32 accumulation, W row-major [n, k] as nn.Linear. At batch 1 a linear layer is a
-// pure stream of its weight bytes, so the kernel is built to keep HBM busy: 16-byte streaming
-// loads of W (not allocated in L1, so x stays cached), 8-16 of them in flight per thread, two
-// blocks of 8 warps per SM, each warp owning whole rows of W (no split-K: every output element is
-// summed by one warp in a fixed order, so results do not depend on timing). Alone, at 1-2 rows,
-// it streams about as fast as cuBLASLt (0.87-0.95 of copy bandwidth on the 117-235 MB matrices of
-// an 8B model, where cuBLASLt's timed choice lands between 0.86 and 1.0 from run to run; 0.71-0.76
-// on the 32-50 MB ones, against cuBLASLt's 0.6-0.7); what it adds is the fusion below, which
-// removes three kernels per layer. From 4 rows on cuBLASLt's tensor cores win (zinfer-cuda-bench
-// gemv).
+// pure stream of its weight bytes, so the kernel is built to keep HBM busy: two blocks of 8 warps
+// per SM, each warp owning whole rows of W (no split-K: every output element is summed by one
+// warp in a fixed order, so results do not depend on timing), its 4 KB batches of W streamed by
+// bulk copies (the TMA engine) into a shared-memory ring per warp, or, where x leaves no room for
+// that ring, by 16-byte loads into registers (gemv/gemv_launch.cuh). On an H200 at 1 row the ring
+// streams the 117-235 MB matrices of an 8B model at 0.92-1.01 of copy bandwidth and the 33-50 MB
+// ones at 0.72-0.82 (cuBLASLt: 0.86-1.0 and 0.6-0.7); what the GEMV adds is the fusion below,
+// which removes three kernels per layer. From 4 rows on cuBLASLt's tensor cores win
+// (zinfer-cuda-bench gemv).
 //
 // The input x is staged once per block in shared memory as bf16, and that staging can absorb the
 // RMSNorm that precedes the qkv and gate_up projections:
@@ -35,6 +35,10 @@ namespace zinfer::gpu::cuda {
 
 enum class GemvInput { kBf16, kRmsNorm };
 enum class GemvOutput { kBf16, kAddToResidual, kSiluMul };
+// How W is streamed: 16-byte loads into registers, or bulk copies into a shared-memory ring per
+// warp. kAuto takes gemv_auto_streaming's choice; the other two force one kernel (tests and
+// benchmarks compare them). Both give the same bits.
+enum class GemvStreaming { kAuto, kRegisters, kBulkRing };
 
 struct GemvArgs {
   GemvInput input = GemvInput::kBf16;
@@ -47,6 +51,7 @@ struct GemvArgs {
   __nv_bfloat16* y_bf16 = nullptr;         // kBf16: [m, n]; kSiluMul: [m, n / 2]
   float* residual_out = nullptr;           // kAddToResidual: [m, n] float32
   int32_t m = 0, n = 0, k = 0;
+  GemvStreaming streaming = GemvStreaming::kAuto;
 };
 
 inline constexpr int32_t kGemvMaxRows = 8;
@@ -55,6 +60,20 @@ inline constexpr int32_t kGemvMaxRows = 8;
 // to 1, 2, 4 or 8 rows) fits in shared memory (k <= 14336 at 8 rows on an H100/H200).
 bool gemv_supports(int32_t m, int32_t k);
 
+// Whether x (m rows of length k, padded) leaves room for the bulk-copy ring: two 4 KB slots per
+// warp at two blocks per SM (on an H100/H200, 228 KB per SM: k <= 24936 at 1 row, 12464 at 2,
+// 6224 at 4, 3104 at 8).
+bool gemv_ring_fits(int32_t m, int32_t k);
+
+// What kAuto runs: the ring at one row where it fits, the register kernel otherwise. At one row
+// the ring streams faster (Llama-3-8B's layer GEMVs as fused for decode, H200: qkv 0.79 / o 0.78
+// / gate_up 0.95 / down 0.92 of copy against 0.74 / 0.71 / 0.94 / 0.88). At two rows it was
+// faster for qkv and o but much slower for the fused gate_up (0.73 against 0.85), the largest
+// of them, so the register kernel streams the two-row steps (docs/benchmarks/gpu.md).
+GemvStreaming gemv_auto_streaming(int32_t m, int32_t k);
+
+// cudaErrorInvalidValue for shapes gemv_supports rejects, and for kBulkRing where the ring does
+// not fit.
 // With programmatic_launch, the kernel is launched with programmatic stream serialization: it
 // may start while the previous kernel in the stream finishes, issues its first weight loads
 // (which depend on nothing), and waits for the previous kernel before it reads x.

@@ -1,5 +1,7 @@
 // The skinny GEMV and its fused variants (RMSNorm prologue; residual-add and SiLU·mul epilogues)
-// against float64 on the host, at odd sizes and every row count 1..8.
+// against float64 on the host, at odd sizes and every row count 1..8, for each of its two kernels
+// (16-byte loads into registers; bulk copies into a ring per warp, where it fits), which must
+// also agree with each other bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,8 +16,11 @@ struct Shape {
   int m, n, k;
 };
 
-// The shapes: tiny, odd, above one 2048-element batch per row (4104 = two batches and a tail),
-// and the down projection's k = 14336, whose 8 padded rows need 224 KB of shared memory.
+// The shapes: tiny, odd, above one 2048-element batch per row (4104 = two batches and a tail:
+// with 2 outputs per warp the ring wraps), the down projection's k = 14336, whose 8 padded rows
+// need 224 KB of shared memory (register kernel only), and the longest rows the ring takes at 1
+// and 2 rows (2 slots per warp, 7 and 13 batches per row: the slots' barriers go round several
+// phases).
 std::vector<Shape> shapes() {
   std::vector<Shape> out;
   for (int m = 1; m <= kGemvMaxRows; ++m) {
@@ -23,7 +28,34 @@ std::vector<Shape> shapes() {
   }
   out.push_back({7, 17, 14336});
   out.push_back({1, 97, 14336});
+  out.push_back({2, 301, 12464});
+  out.push_back({1, 301, 24936});
   return out;
+}
+
+// The kernels that take the shape: the register kernel always, the bulk-copy ring where it fits.
+std::vector<GemvStreaming> kernels_for(const Shape& s) {
+  std::vector<GemvStreaming> out{GemvStreaming::kRegisters};
+  if (gemv_ring_fits(s.m, s.k)) out.push_back(GemvStreaming::kBulkRing);
+  return out;
+}
+
+std::string describe(const Shape& s, GemvStreaming kernel) {
+  return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+         (kernel == GemvStreaming::kBulkRing ? " ring" : " registers");
+}
+
+// Calls run(description) with a.streaming set to each kernel that takes the shape (run launches,
+// checks against the reference and returns the output) and checks that the kernels agree bit for bit.
+template <typename Run>
+void for_each_kernel(const Shape& s, GemvArgs& a, Run&& run) {
+  std::vector<float> first;
+  for (GemvStreaming kernel : kernels_for(s)) {
+    a.streaming = kernel;
+    const std::vector<float> out = run(describe(s, kernel));
+    if (first.empty()) first = out;
+    EXPECT_EQ(out, first) << describe(s, kernel) << ": the kernels differ";
+  }
 }
 
 // y[m, n] = sum_k x[m, k] w[n, k] in float64.
@@ -54,10 +86,6 @@ std::vector<double> normed_rows(const std::vector<float>& residual, const std::v
   return x;
 }
 
-std::string describe(const Shape& s) {
-  return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k);
-}
-
 TEST(CudaGemv, SupportsOnlyFewRowsAndWholeChunks) {
   ZINFER_REQUIRE_CUDA();
   EXPECT_TRUE(gemv_supports(1, 8));
@@ -66,6 +94,32 @@ TEST(CudaGemv, SupportsOnlyFewRowsAndWholeChunks) {
   EXPECT_FALSE(gemv_supports(0, 4096));
   EXPECT_FALSE(gemv_supports(1, 4100));    // not a multiple of 8
   EXPECT_FALSE(gemv_supports(8, 16384));   // 256 KB of x does not fit in shared memory
+}
+
+// x must leave two 4 KB slots per warp for the ring, with two blocks per SM (228 KB per SM).
+TEST(CudaGemv, RingFitsWhereXLeavesTwoSlotsPerWarp) {
+  ZINFER_REQUIRE_CUDA();
+  EXPECT_TRUE(gemv_ring_fits(1, 4096));
+  EXPECT_TRUE(gemv_ring_fits(1, 14336));   // the down projection at batch 1
+  EXPECT_TRUE(gemv_ring_fits(2, 4096));
+  EXPECT_FALSE(gemv_ring_fits(2, 14336));  // 56 KB of x
+  EXPECT_TRUE(gemv_ring_fits(4, 4096));
+  EXPECT_FALSE(gemv_ring_fits(8, 4096));   // 64 KB of x
+  EXPECT_FALSE(gemv_ring_fits(1, 4100));   // not a supported shape at all
+  GemvArgs a;
+  a.streaming = GemvStreaming::kBulkRing;
+  a.m = 8, a.n = 16, a.k = 4096;
+  EXPECT_EQ(launch_gemv(a, nullptr), cudaErrorInvalidValue);
+}
+
+// kAuto: the ring at one row where it fits, the register kernel at more rows or longer rows.
+TEST(CudaGemv, AutoStreamsOneRowThroughTheRing) {
+  ZINFER_REQUIRE_CUDA();
+  EXPECT_EQ(gemv_auto_streaming(1, 4096), GemvStreaming::kBulkRing);
+  EXPECT_EQ(gemv_auto_streaming(1, 14336), GemvStreaming::kBulkRing);
+  EXPECT_EQ(gemv_auto_streaming(1, 32768), GemvStreaming::kRegisters);  // 64 KB of x
+  EXPECT_EQ(gemv_auto_streaming(2, 4096), GemvStreaming::kRegisters);
+  EXPECT_EQ(gemv_auto_streaming(8, 8), GemvStreaming::kRegisters);
 }
 
 TEST(CudaGemv, PlainMatchesFloat64) {
@@ -78,14 +132,18 @@ TEST(CudaGemv, PlainMatchesFloat64) {
     for (size_t i = 0; i < x.size(); ++i) xd[i] = round_bf16(x[i]);
     const std::vector<double> ref = reference_gemv(xd, w, s);
     DeviceArray<__nv_bfloat16> d_x(to_bf16(x)), d_w(to_bf16(w)), d_y(ref.size());
-    d_y.poison();
     GemvArgs a;
     a.x = d_x.get();
     a.w = d_w.get();
     a.y_bf16 = d_y.get();
     a.m = s.m, a.n = s.n, a.k = s.k;
-    check_cuda(launch_gemv(a, nullptr), "gemv");
-    EXPECT_LT(relative_error(to_float(d_y.download()), ref), 3e-3) << describe(s);  // bf16 output
+    for_each_kernel(s, a, [&](const std::string& what) {
+      d_y.poison();
+      check_cuda(launch_gemv(a, nullptr), "gemv");
+      const std::vector<float> y = to_float(d_y.download());
+      EXPECT_LT(relative_error(y, ref), 3e-3) << what;  // bf16 output
+      return y;
+    });
   }
 }
 
@@ -100,7 +158,6 @@ TEST(CudaGemv, RmsNormPrologueMatchesFloat64) {
     const std::vector<double> ref = reference_gemv(normed_rows(residual, norm_w, s.m, s.k, eps), w, s);
     DeviceArray<float> d_res(residual), d_nw(norm_w);
     DeviceArray<__nv_bfloat16> d_w(to_bf16(w)), d_y(ref.size());
-    d_y.poison();
     GemvArgs a;
     a.input = GemvInput::kRmsNorm;
     a.norm_residual = d_res.get();
@@ -109,9 +166,14 @@ TEST(CudaGemv, RmsNormPrologueMatchesFloat64) {
     a.w = d_w.get();
     a.y_bf16 = d_y.get();
     a.m = s.m, a.n = s.n, a.k = s.k;
-    check_cuda(launch_gemv(a, nullptr), "gemv norm");
-    EXPECT_LT(relative_error(to_float(d_y.download()), ref), 3e-3) << describe(s);  // bf16 output
-    EXPECT_EQ(d_res.download(), residual) << describe(s);                          // read only
+    for_each_kernel(s, a, [&](const std::string& what) {
+      d_y.poison();
+      check_cuda(launch_gemv(a, nullptr), "gemv norm");
+      const std::vector<float> y = to_float(d_y.download());
+      EXPECT_LT(relative_error(y, ref), 3e-3) << what;  // bf16 output
+      EXPECT_EQ(d_res.download(), residual) << what;    // read only
+      return y;
+    });
   }
 }
 
@@ -136,7 +198,6 @@ TEST(CudaGemv, SiluMulEpilogueOfGateUpPairsMatchesFloat64) {
     }
     DeviceArray<float> d_res(residual), d_nw(norm_w);
     DeviceArray<__nv_bfloat16> d_w(to_bf16(w)), d_act(ref.size());
-    d_act.poison();
     GemvArgs a;
     a.input = GemvInput::kRmsNorm;
     a.output = GemvOutput::kSiluMul;
@@ -146,8 +207,13 @@ TEST(CudaGemv, SiluMulEpilogueOfGateUpPairsMatchesFloat64) {
     a.w = d_w.get();
     a.y_bf16 = d_act.get();
     a.m = s.m, a.n = gate_up.n, a.k = s.k;
-    check_cuda(launch_gemv(a, nullptr), "gemv silu");
-    EXPECT_LT(relative_error(to_float(d_act.download()), ref), 5e-3) << describe(s);  // bf16 gate, up, output
+    for_each_kernel(s, a, [&](const std::string& what) {
+      d_act.poison();
+      check_cuda(launch_gemv(a, nullptr), "gemv silu");
+      const std::vector<float> act = to_float(d_act.download());
+      EXPECT_LT(relative_error(act, ref), 5e-3) << what;  // bf16 gate, up, output
+      return act;
+    });
   }
 }
 
@@ -179,18 +245,21 @@ TEST(CudaGemv, ResidualEpilogueMatchesFloat64AndIsDeterministic) {
     a.output = GemvOutput::kAddToResidual;
     a.x = d_x.get();
     a.w = d_w.get();
-    a.residual_out = d_res.get();
     a.m = s.m, a.n = s.n, a.k = s.k;
-    check_cuda(launch_gemv(a, nullptr), "gemv residual");
-    a.residual_out = d_res2.get();
-    check_cuda(launch_gemv(a, nullptr, /*programmatic_launch=*/false), "gemv residual");
-    const std::vector<float> out = d_res.download(), out2 = d_res2.download();
-    std::vector<float> delta(out.size());
-    for (size_t i = 0; i < out.size(); ++i) {
-      delta[i] = out[i] - residual[i];
-      ASSERT_EQ(out[i], out2[i]) << describe(s) << " element " << i;
-    }
-    EXPECT_LT(relative_error(delta, ref), 3e-3) << describe(s);
+    for_each_kernel(s, a, [&](const std::string& what) {
+      d_res.upload(residual);
+      d_res2.upload(residual);
+      a.residual_out = d_res.get();
+      check_cuda(launch_gemv(a, nullptr), "gemv residual");
+      a.residual_out = d_res2.get();
+      check_cuda(launch_gemv(a, nullptr, /*programmatic_launch=*/false), "gemv residual");
+      const std::vector<float> out = d_res.download(), out2 = d_res2.download();
+      std::vector<float> delta(out.size());
+      for (size_t i = 0; i < out.size(); ++i) delta[i] = out[i] - residual[i];
+      EXPECT_EQ(out, out2) << what << ": programmatic and serial launches differ";
+      EXPECT_LT(relative_error(delta, ref), 3e-3) << what;
+      return out;
+    });
   }
 }
 

@@ -3,7 +3,9 @@
 // the fraction of copy bandwidth. Each figure is a CUDA graph of back-to-back launches over enough
 // copies of W (>= 128 MB) that no launch finds its weights in L2, as in a decode step where every
 // layer has its own. "gemv_fused" is the variant the decode layers run (RMSNorm prologue,
-// residual-add or SiLU·mul epilogue), "gemv_serial" the plain one without programmatic launch.
+// residual-add or SiLU·mul epilogue), "gemv_serial" the plain one without programmatic launch;
+// all three run the kernel gemv_auto_streaming picks. Where the bulk-copy ring fits, "_ring" and
+// "_registers" force each kernel on the same operands.
 // First, "read_only_*": kernels that only read 1 GiB, by load kind (read_stream.cu).
 // Last, "layer_gemvs": a whole decode layer's four fused projections (o, gate_up, down, then the
 // next layer's qkv) back to back at 1 and 2 rows, the kernel boundaries of a decode step included.
@@ -145,6 +147,13 @@ void bench_gemv(const Ceilings& c) {
       plain.m = m, plain.n = s.n, plain.k = s.k;
       print("gemv", gemv_ms(plain, true));
       print("gemv_serial", gemv_ms(plain, false));  // what overlapping the next launch is worth
+      const bool ring = gemv_ring_fits(m, s.k);  // then both kernels, whichever "gemv" chose
+      auto forced = [](GemvArgs g, GemvStreaming streaming) {
+        g.streaming = streaming;
+        return g;
+      };
+      if (ring) print("gemv_ring", gemv_ms(forced(plain, GemvStreaming::kBulkRing), true));
+      if (ring) print("gemv_registers", gemv_ms(forced(plain, GemvStreaming::kRegisters), true));
       if (!s.fused) continue;
       GemvArgs fused = plain;  // the variant the decode layers run, with its prologue / epilogue
       fused.input = s.fused_input;
@@ -153,6 +162,8 @@ void bench_gemv(const Ceilings& c) {
       fused.norm_weight = norm_w.as<float>();
       fused.residual_out = y32.as<float>();
       print("gemv_fused", gemv_ms(fused, true));
+      if (ring) print("gemv_fused_ring", gemv_ms(forced(fused, GemvStreaming::kBulkRing), true));
+      if (ring) print("gemv_fused_registers", gemv_ms(forced(fused, GemvStreaming::kRegisters), true));
     }
   }
   bench_layer_gemvs(c, stream);

@@ -11,9 +11,10 @@
 #include <cstdint>
 #include <string>
 
+#include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/device_memory.h"
-#include "gpu/cuda/gemv/gemv_kernel.cuh"
+#include "gpu/cuda/gemv/gemv_register_kernel.cuh"
 
 namespace zinfer::gpu::cuda::bench {
 namespace {
@@ -46,18 +47,6 @@ __global__ void __launch_bounds__(kThreads) ldg_kernel(const uint4* data, int64_
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
-  uint32_t ok;
-  asm volatile(
-      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-      : "=r"(ok)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return ok != 0;
-}
-
 // Chunk c of the block's sequence into ring slot c % S, completing on that slot's barrier. The
 // sequence: chunks blockIdx.x, blockIdx.x + gridDim.x, ... (the grid sweeps the buffer together),
 // or with kContiguous the block's own stretch of chunks / gridDim.x chunks (the rest is not read).
@@ -67,25 +56,21 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const unsigned char* dat
   __shared__ __align__(8) uint64_t full[S];
   const int64_t mine = kContiguous ? chunks / gridDim.x : chunks > blockIdx.x ? (chunks - 1 - blockIdx.x) / gridDim.x + 1 : 0;
   auto issue = [&](int64_t c) {
-    const uint32_t bar = smem_addr(&full[c % S]);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(C) : "memory");
+    const uint32_t bar = smem_u32(&full[c % S]);
+    mbar_arrive_expect_tx(bar, C);
     const int64_t index = kContiguous ? (chunks / gridDim.x) * blockIdx.x + c : blockIdx.x + c * gridDim.x;
     const unsigned char* src = data + index * static_cast<int64_t>(C);
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_addr(ring + (c % S) * C)),
-                 "l"(src), "r"(C), "r"(bar)
-                 : "memory");
+    bulk_copy_to_shared(smem_u32(ring + (c % S) * C), src, C, bar);
   };
   if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int s = 0; s < S; ++s) mbar_init(smem_u32(&full[s]), 1);
+    mbar_init_fence();
     for (int64_t c = 0; c < S && c < mine; ++c) issue(c);
   }
   __syncthreads();
   uint32_t acc = 0;
   for (int64_t c = 0; c < mine; ++c) {
-    while (!mbar_try_wait(smem_addr(&full[c % S]), static_cast<uint32_t>((c / S) & 1))) {
-    }
+    mbar_wait(smem_u32(&full[c % S]), static_cast<uint32_t>((c / S) & 1));
     const uint4* chunk = reinterpret_cast<const uint4*>(ring + (c % S) * C);
     for (int i = threadIdx.x; i < C / 16; i += kThreads) {
       const uint4 v = chunk[i];

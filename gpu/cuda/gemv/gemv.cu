@@ -1,23 +1,17 @@
 // gemv.h's entry points: which shapes the kernel takes, and the dispatch to the variant files.
 #include "gpu/cuda/gemv.h"
 
-#include "gpu/cuda/gemv/gemv_kernel.cuh"
+#include "gpu/cuda/gemv/gemv_launch.cuh"
 
 namespace zinfer::gpu::cuda {
 
 namespace {
 
-int32_t padded_rows(int32_t m) { return m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8; }
-
 int max_dynamic_shared_bytes() {
   static const int bytes = [] {
-    int device = 0, optin = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-      return 0;
-    }
-    // The kernel's static reduction scratch: [warps][8] floats at most.
-    return optin - static_cast<int>(sizeof(float) * gemv_detail::kWarps * kGemvMaxRows);
+    // The register kernel's static reduction scratch: [warps][8] floats at most.
+    return gemv_detail::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) -
+           static_cast<int>(sizeof(float) * gemv_detail::kWarps * kGemvMaxRows);
   }();
   return bytes;
 }
@@ -26,7 +20,15 @@ int max_dynamic_shared_bytes() {
 
 bool gemv_supports(int32_t m, int32_t k) {
   if (m < 1 || m > kGemvMaxRows || k <= 0 || k % 8 != 0) return false;
-  return gemv_detail::x_bytes(padded_rows(m), k) <= static_cast<size_t>(max_dynamic_shared_bytes());
+  return gemv_detail::x_bytes(gemv_detail::padded_rows(m), k) <= static_cast<size_t>(max_dynamic_shared_bytes());
+}
+
+bool gemv_ring_fits(int32_t m, int32_t k) {
+  return gemv_supports(m, k) && gemv_detail::ring_fits(gemv_detail::padded_rows(m), k);
+}
+
+GemvStreaming gemv_auto_streaming(int32_t m, int32_t k) {
+  return m == 1 && gemv_ring_fits(m, k) ? GemvStreaming::kBulkRing : GemvStreaming::kRegisters;
 }
 
 cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch) {

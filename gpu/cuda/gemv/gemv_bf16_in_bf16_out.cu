@@ -1,5 +1,5 @@
 // GEMV variant: x as given, bf16 output (plain linear; tests and benchmarks).
-#include "gpu/cuda/gemv/gemv_kernel.cuh"
+#include "gpu/cuda/gemv/gemv_launch.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 

@@ -1,5 +1,5 @@
 // GEMV variant: attention output -> o projection, silu(gate) * up -> down projection, each added into the float32 residual.
-#include "gpu/cuda/gemv/gemv_kernel.cuh"
+#include "gpu/cuda/gemv/gemv_launch.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 

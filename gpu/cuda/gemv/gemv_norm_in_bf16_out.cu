@@ -1,5 +1,5 @@
 // GEMV variant: RMSNorm of the residual -> qkv projection.
-#include "gpu/cuda/gemv/gemv_kernel.cuh"
+#include "gpu/cuda/gemv/gemv_launch.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
