@@ -2,7 +2,7 @@
 // m <= 8, float32 accumulation, W row-major [n, k] as nn.Linear. At batch 1 a linear layer is a
 // pure stream of its weight bytes, so the kernel is built to keep HBM busy: two blocks of 8 warps
 // per SM, each warp owning whole rows of W (no split-K: every output element is summed by one
-// warp in a fixed order, so results do not depend on timing), its 4 KB batches of W streamed by
+// warp in a fixed order, so results do not depend on timing), its batches of W streamed by
 // bulk copies (the TMA engine) into a shared-memory ring per warp, or, where x leaves no room for
 // that ring, by 16-byte loads into registers (gemv/gemv_launch.cuh). On an H200 at 1 row the ring
 // streams the 117-235 MB matrices of an 8B model at 0.92-1.01 of copy bandwidth and the 33-50 MB
@@ -60,7 +60,7 @@ inline constexpr int32_t kGemvMaxRows = 8;
 // to 1, 2, 4 or 8 rows) fits in shared memory (k <= 14336 at 8 rows on an H100/H200).
 bool gemv_supports(int32_t m, int32_t k);
 
-// Whether x (m rows of length k, padded) leaves room for the bulk-copy ring: two 4 KB slots per
+// Whether x (m rows of length k, padded) leaves room for the bulk-copy ring: 8 KB of slots per
 // warp at two blocks per SM (on an H100/H200, 228 KB per SM: k <= 24936 at 1 row, 12464 at 2,
 // 6224 at 4, 3104 at 8).
 bool gemv_ring_fits(int32_t m, int32_t k);

@@ -16,10 +16,10 @@ struct Shape {
   int m, n, k;
 };
 
-// The shapes: tiny, odd, above one 2048-element batch per row (4104 = two batches and a tail:
-// with 2 outputs per warp the ring wraps), the down projection's k = 14336, whose 8 padded rows
+// The shapes: tiny, odd, above one batch per row (4104 = whole batches and a one-chunk tail in
+// both kernels; with 2 outputs per warp the ring wraps), the down projection's k = 14336, whose 8 padded rows
 // need 224 KB of shared memory (register kernel only), and the longest rows the ring takes at 1
-// and 2 rows (2 slots per warp, 7 and 13 batches per row: the slots' barriers go round several
+// and 2 rows (25 and 13 2-KB batches per row through 4 slots: the slots' barriers go round several
 // phases).
 std::vector<Shape> shapes() {
   std::vector<Shape> out;
@@ -96,8 +96,8 @@ TEST(CudaGemv, SupportsOnlyFewRowsAndWholeChunks) {
   EXPECT_FALSE(gemv_supports(8, 16384));   // 256 KB of x does not fit in shared memory
 }
 
-// x must leave two 4 KB slots per warp for the ring, with two blocks per SM (228 KB per SM).
-TEST(CudaGemv, RingFitsWhereXLeavesTwoSlotsPerWarp) {
+// x must leave the ring its 8 KB per warp, with two blocks per SM (228 KB per SM).
+TEST(CudaGemv, RingFitsWhereXLeavesTheRingRoom) {
   ZINFER_REQUIRE_CUDA();
   EXPECT_TRUE(gemv_ring_fits(1, 4096));
   EXPECT_TRUE(gemv_ring_fits(1, 14336));   // the down projection at batch 1

@@ -7,8 +7,9 @@
 // its second still streams, so the next kernel's first weight loads overlap this one's tail
 // instead of waiting for the whole SM to drain (decode at batch 1, Llama-3-8B shapes, H200: 4.37
 // -> 4.32 ms). Each warp owns whole rows of W: rows warp_id, warp_id + total_warps, ... and
-// streams them in batches of 256 16-byte chunks (4 KB; lane l takes chunks l, l + 32, ...), so
-// every output is summed by one warp in a fixed order and both kernels give the same bits.
+// streams them in batches of 32 L 16-byte chunks (lane l takes chunks l, l + 32, ...; 4 KB in
+// the register kernel, 2 KB in the ring), so every output is summed by one warp in a fixed order
+// and both kernels give the same bits.
 // x[MT, K] sits in shared memory as bf16; consecutive lanes read consecutive 16-byte pieces of
 // it, so a warp's read is conflict-free.
 #pragma once
@@ -26,9 +27,6 @@ namespace zinfer::gpu::cuda::gemv_detail {
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kBlocksPerSm = 2;
-constexpr int kLoadsPerBatch = 8;                       // 16-byte chunks per lane per batch
-constexpr int kChunksPerBatch = 32 * kLoadsPerBatch;    // 8-element chunks of a row per warp batch
-constexpr int kBatchBytes = kChunksPerBatch * 16;
 
 struct Params {
   const __nv_bfloat16* x;
@@ -134,16 +132,19 @@ __host__ __device__ constexpr int rows_per_output() {
 }
 
 // A warp's work as a sequence of steps (output, half, batch), in order: step s is batch
-// s % batches of half (s / batches) % halves of the warp's output s / (halves * batches).
-template <GemvOutput OUT>
+// s % batches of half (s / batches) % halves of the warp's output s / (halves * batches). A batch
+// is L 16-byte chunks per lane (32 L chunks of the row); lane l takes chunks l, l + 32, ... of
+// the row whatever L is, in the same order, so L does not change the result.
+template <GemvOutput OUT, int L>
 struct WarpRows {
   static constexpr int kHalves = rows_per_output<OUT>();
+  static constexpr int kChunks = 32 * L;
   int k, chunks, batches, outputs, first, stride, steps;
 
   __device__ WarpRows(const Params& p, int warp) {
     k = p.k;
     chunks = k / 8;
-    batches = (chunks + kChunksPerBatch - 1) / kChunksPerBatch;
+    batches = (chunks + kChunks - 1) / kChunks;
     outputs = p.n / kHalves;
     first = blockIdx.x * kWarps + warp;
     stride = gridDim.x * kWarps;
@@ -157,19 +158,19 @@ struct WarpRows {
   // The first element of the step's batch in W.
   __device__ const __nv_bfloat16* batch_start(const Params& p, int step) const {
     const int64_t row = output(step) + static_cast<int64_t>(half(step)) * outputs;
-    return p.w + row * k + static_cast<int64_t>(batch(step)) * kChunksPerBatch * 8;
+    return p.w + row * k + static_cast<int64_t>(batch(step)) * kChunks * 8;
   }
-  // Chunks of the step's batch (kChunksPerBatch but in a row's last batch).
-  __device__ int batch_chunks(int step) const { return min(kChunksPerBatch, chunks - batch(step) * kChunksPerBatch); }
+  __device__ int batch_first_chunk(int step) const { return batch(step) * kChunks; }
+  // Chunks of the step's batch (kChunks but in a row's last batch).
+  __device__ int batch_chunks(int step) const { return min(kChunks, chunks - batch(step) * kChunks); }
 };
 
 // acc[m] += W chunk · x[m] chunk for lane's chunks of the batch (w[u] is chunk lane + 32 u).
-template <int MT>
-__device__ __forceinline__ void accumulate_batch(float (&acc)[MT], const uint4 (&w)[kLoadsPerBatch],
-                                                 const uint4* xs4, int k, int batch_first_chunk, int chunks,
-                                                 int lane) {
+template <int MT, int L>
+__device__ __forceinline__ void accumulate_batch(float (&acc)[MT], const uint4 (&w)[L], const uint4* xs4, int k,
+                                                 int batch_first_chunk, int chunks, int lane) {
 #pragma unroll
-  for (int u = 0; u < kLoadsPerBatch; ++u) {
+  for (int u = 0; u < L; ++u) {
     const int c = batch_first_chunk + lane + u * 32;
     if (c < chunks) {
 #pragma unroll

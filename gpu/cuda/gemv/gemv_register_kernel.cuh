@@ -10,6 +10,8 @@
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
+constexpr int kRegisterLoads = 8;  // 16-byte loads per lane per batch (4 KB per warp)
+
 // Weight bytes are read exactly once: bypass L1 (keeps x and the activations there) and let L2
 // fetch 256-byte blocks (the warp reads 512 contiguous bytes anyway).
 __device__ __forceinline__ uint4 load_weights(const __nv_bfloat16* p) {
@@ -26,13 +28,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_register_kernel(c
   __shared__ float reduce[kWarps][MT];
   auto* xs = reinterpret_cast<__nv_bfloat16*>(smem);  // [MT, K] bf16
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const WarpRows<OUT> rows(p, warp);
+  const WarpRows<OUT, kRegisterLoads> rows(p, warp);
 
-  auto load = [&](uint4 (&buf)[kLoadsPerBatch], int step) {
+  auto load = [&](uint4 (&buf)[kRegisterLoads], int step) {
     const __nv_bfloat16* start = rows.batch_start(p, step);
     const int n = rows.batch_chunks(step);
 #pragma unroll
-    for (int u = 0; u < kLoadsPerBatch; ++u) {
+    for (int u = 0; u < kRegisterLoads; ++u) {
       const int c = lane + u * 32;
       buf[u] = c < n ? load_weights(start + c * 8) : make_uint4(0, 0, 0, 0);
     }
@@ -41,13 +43,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_register_kernel(c
 #pragma unroll
   for (int m = 0; m < MT; ++m) acc[m] = 0.f;
   float gate = 0.f;  // kSiluMul: lane m's gate total of the current pair
-  auto consume = [&](const uint4 (&buf)[kLoadsPerBatch], int step) {
-    accumulate_batch<MT>(acc, buf, reinterpret_cast<const uint4*>(xs), rows.k, rows.batch(step) * kChunksPerBatch,
+  auto consume = [&](const uint4 (&buf)[kRegisterLoads], int step) {
+    accumulate_batch<MT>(acc, buf, reinterpret_cast<const uint4*>(xs), rows.k, rows.batch_first_chunk(step),
                          rows.chunks, lane);
     if (rows.last_batch(step)) finish_row<MT, OUT>(p, acc, lane, rows.output(step), rows.outputs, rows.half(step), gate);
   };
 
-  uint4 wa[kLoadsPerBatch], wb[kLoadsPerBatch];
+  uint4 wa[kRegisterLoads], wb[kRegisterLoads];
   // The first two batches of weights are requested before waiting for the previous kernel: they
   // depend on nothing it writes, so they stream in while it finishes (after short kernels such
   // as the decode attention, this block may have started on an idle SM long before).

@@ -5,21 +5,25 @@
 // kernel a decode step at batch 1 (Llama-3-8B shapes) takes 4.02-4.06 ms instead of 4.23-4.27
 // (docs/benchmarks/gpu.md).
 //
-// Each warp owns its rows as in gemv_common.cuh and has kStages private 4 KB slots, one
-// mbarrier each. Lane 0 issues step s's batch (a 4 KB piece of one row, or the row's shorter
+// Each warp owns its rows as in gemv_common.cuh and has kStages private 2 KB slots, one
+// mbarrier each. Lane 0 issues step s's batch (a 2 KB piece of one row, or the row's shorter
 // tail) into slot s % kStages with one bulk copy that completes on the slot's barrier; the warp
-// waits on that barrier (phase parity (s / kStages) & 1), copies the slot into registers (8
+// waits on that barrier (phase parity (s / kStages) & 1), copies the slot into registers (4
 // conflict-free 16-byte reads per lane), and after a __syncwarp lane 0 refills the slot with step
 // s + kStages. No block-wide barrier: a warp never waits for another, which is what made a first
 // version with one ring per block stream at 0.5-0.7 of copy. The first kStages batches are
 // issued before the wait for the previous kernel (they depend on nothing it writes).
 //
-// Two slots per warp: 8 KB in flight per warp, 128 KB per SM, as the register kernel's two
-// batches. A third slot (104 KB per block at 1 row) streamed no faster (gate_up 1.00 of copy, the
-// o projection 0.71 against 0.81) and left less room for the next kernel's blocks beside this
-// one's: the decode step took 0.02 ms longer (H200).
+// Four 2 KB slots per warp: 8 KB in flight per warp, 128 KB per SM, as the register kernel's two
+// 4 KB batches. Decode steps at batch 1 on an H200, against other rings of the same kernel: two
+// 4 KB slots 0.005-0.03 ms slower (what differs: the first piece a warp waits for is half the
+// size and slots are refilled at a finer grain; alone, back to back, the short qkv and o GEMVs
+// stream faster with 4 KB slots, 0.80-0.81 of copy against 0.73-0.76, but in the decode step
+// they do not); three 2 KB slots about the same; five 2 KB slots or three 4 KB slots (blocks
+// too large for the next kernel's blocks to fit beside) 0.02-0.04 ms slower; eight 1 KB slots
+// 1.3 ms slower.
 //
-// Shared memory: [8 warps][kStages][4 KB] ring then x [MT, K] bf16; ring_fits says whether that
+// Shared memory: [8 warps][kStages][2 KB] ring then x [MT, K] bf16; ring_fits says whether that
 // leaves room for two blocks per SM (else the register kernel runs). The request is padded so
 // that no more than two blocks of this kernel fit on an SM: at 64-92 registers per thread three
 // would, and the block scheduler then puts three on some SMs and one on others, whose warps share
@@ -33,8 +37,10 @@
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
-constexpr int kStages = 2;  // slots per warp: one being read while the next one lands
-constexpr int kRingBytes = kWarps * kStages * kBatchBytes;
+constexpr int kRingLoads = 4;                       // 16-byte chunks per lane per slot
+constexpr int kSlotBytes = 32 * kRingLoads * 16;    // 2 KB
+constexpr int kStages = 4;                          // slots per warp: 8 KB in flight
+constexpr int kRingBytes = kWarps * kStages * kSlotBytes;
 
 template <int MT, GemvInput IN, GemvOutput OUT>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_ring_kernel(const Params p) {
@@ -42,11 +48,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_ring_kernel(const
   __shared__ float reduce[kWarps][MT];
   __shared__ __align__(8) uint64_t full[kWarps][kStages];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const WarpRows<OUT> rows(p, warp);
+  const WarpRows<OUT, kRingLoads> rows(p, warp);
   const int steps = rows.steps;
-  unsigned char* ring = smem + warp * kStages * kBatchBytes;
+  unsigned char* ring = smem + warp * kStages * kSlotBytes;
   auto* xs = reinterpret_cast<__nv_bfloat16*>(smem + kRingBytes);  // [MT, K] bf16
-  auto slot_of = [&](int step) { return ring + (step % kStages) * kBatchBytes; };
+  auto slot_of = [&](int step) { return ring + (step % kStages) * kSlotBytes; };
   auto barrier_of = [&](int step) { return smem_u32(&full[warp][step % kStages]); };
   auto issue = [&](int step) {  // lane 0 only
     const uint32_t bytes = static_cast<uint32_t>(rows.batch_chunks(step)) * 16u;
@@ -74,12 +80,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_ring_kernel(const
     mbar_wait(barrier_of(s), static_cast<uint32_t>((s / kStages) & 1));
     const uint4* slot = reinterpret_cast<const uint4*>(slot_of(s));
     const int n = rows.batch_chunks(s);
-    uint4 w[kLoadsPerBatch];
+    uint4 w[kRingLoads];
 #pragma unroll
-    for (int u = 0; u < kLoadsPerBatch; ++u) w[u] = lane + u * 32 < n ? slot[lane + u * 32] : make_uint4(0, 0, 0, 0);
+    for (int u = 0; u < kRingLoads; ++u) w[u] = lane + u * 32 < n ? slot[lane + u * 32] : make_uint4(0, 0, 0, 0);
     __syncwarp();  // every lane has read the slot before lane 0 refills it
     if (lane == 0 && s + kStages < steps) issue(s + kStages);
-    accumulate_batch<MT>(acc, w, xs4, rows.k, rows.batch(s) * kChunksPerBatch, rows.chunks, lane);
+    accumulate_batch<MT>(acc, w, xs4, rows.k, rows.batch_first_chunk(s), rows.chunks, lane);
     if (rows.last_batch(s)) finish_row<MT, OUT>(p, acc, lane, rows.output(s), rows.outputs, rows.half(s), gate);
   }
 }
