@@ -66,10 +66,10 @@ bool gemv_supports(int32_t m, int32_t k);
 bool gemv_ring_fits(int32_t m, int32_t k);
 
 // What kAuto runs: the ring at one row where it fits, the register kernel otherwise. At one row
-// the ring streams faster (Llama-3-8B's layer GEMVs as fused for decode, H200: qkv 0.79 / o 0.78
-// / gate_up 0.95 / down 0.92 of copy against 0.74 / 0.71 / 0.94 / 0.88). At two rows it was
-// faster for qkv and o but much slower for the fused gate_up (0.73 against 0.85), the largest
-// of them, so the register kernel streams the two-row steps (docs/benchmarks/gpu.md).
+// the ring streams faster (Llama-3-8B's layer GEMVs as fused for decode, H200: qkv 0.79-0.81 / o
+// 0.77-0.80 / gate_up 0.93-0.95 / down 0.90-0.92 of copy against 0.74 / 0.70-0.71 / 0.93-0.94 /
+// 0.87-0.88). At two rows it is not: the fused gate_up, the largest, 0.84 against 0.86, qkv
+// and o 0.65-0.68 either way (docs/benchmarks/gpu.md).
 GemvStreaming gemv_auto_streaming(int32_t m, int32_t k);
 
 // cudaErrorInvalidValue for shapes gemv_supports rejects, and for kBulkRing where the ring does
