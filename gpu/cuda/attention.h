@@ -41,7 +41,8 @@ struct PagedKv {
 // the attention's latency). Used for decode tokens and, for head dims without a tensor-core
 // kernel, for every token. tokens: [num_tokens] row indices. The splits partition the keys the
 // token attends (with a window, only the window's keys), at least 64 keys each, so short
-// contexts use fewer splits than num_splits and the blocks of the others end at once.
+// contexts use fewer splits than num_splits and the blocks of the others do no work (they end
+// once the kernel before them has).
 // Workspace (when num_splits > 1): partial_acc [num_tokens * num_heads * num_splits * head_dim]
 // float, partial_ml [num_tokens * num_heads * num_splits * 2] float, split_counters
 // [num_tokens * num_heads] zeroed once before the first launch (each launch leaves them zero).

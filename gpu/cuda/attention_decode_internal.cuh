@@ -18,7 +18,7 @@ template <int D>
 cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
 
 // The splits that hold keys for a token attending num_keys keys: at least 64 keys each. Blocks of
-// the splits past these have nothing to do and end at once.
+// the splits past these have nothing to do (end_unused_split).
 __device__ __forceinline__ int used_splits_of(int num_keys, int num_splits) {
   return min(num_splits, (num_keys + 63) / 64);
 }

@@ -90,29 +90,11 @@ void CudaBackend::run_layers(const PackedStep& st) {
   const int32_t splits = st.num_decode > 0 ? decode_splits(st.num_decode) : 1;
   const bool fused = fused_decode(T);
   const int32_t qkv_width = (Hq + 2 * Hkv) * D;
-  // The decode GEMVs' two shapes: y = rmsnorm(residual) · w^T (qkv, gate_up), and
-  // residual += x · w^T (o, down).
+  // The decode GEMVs' two shapes (gemv.h) on this step's residual stream.
   auto normed_gemv = [&](const float* norm_weight, const __nv_bfloat16* w, __nv_bfloat16* y, int32_t n,
-                         GemvOutput output) {
-    GemvArgs g;
-    g.input = GemvInput::kRmsNorm;
-    g.output = output;
-    g.norm_residual = residual;
-    g.norm_weight = norm_weight;
-    g.norm_eps = eps;
-    g.w = w;
-    g.y_bf16 = y;
-    g.m = T, g.n = n, g.k = H;
-    return g;
-  };
+                         GemvOutput output) { return normed_gemv_args(residual, norm_weight, eps, w, y, output, T, n, H); };
   auto residual_gemv = [&](const __nv_bfloat16* x, const __nv_bfloat16* w, int32_t k) {
-    GemvArgs g;
-    g.output = GemvOutput::kAddToResidual;
-    g.x = x;
-    g.w = w;
-    g.residual_out = residual;
-    g.m = T, g.n = H, g.k = k;
-    return g;
+    return residual_gemv_args(x, w, residual, T, H, k);
   };
   for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerWeights& W = weights_.layers[l];

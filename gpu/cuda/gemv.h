@@ -54,6 +54,34 @@ struct GemvArgs {
   GemvStreaming streaming = GemvStreaming::kAuto;
 };
 
+// The two fused shapes a decode layer runs (cuda_forward.cpp; the benchmarks time the same):
+// y = rmsnorm(residual) · w^T, output kBf16 (qkv) or kSiluMul (gate_up), with n rows of w
+// and k = the residual's width;
+inline GemvArgs normed_gemv_args(const float* residual, const float* norm_weight, float eps, const __nv_bfloat16* w,
+                                 __nv_bfloat16* y, GemvOutput output, int32_t m, int32_t n, int32_t k) {
+  GemvArgs g;
+  g.input = GemvInput::kRmsNorm;
+  g.output = output;
+  g.norm_residual = residual;
+  g.norm_weight = norm_weight;
+  g.norm_eps = eps;
+  g.w = w;
+  g.y_bf16 = y;
+  g.m = m, g.n = n, g.k = k;
+  return g;
+}
+// and residual[m, n] += x[m, k] · w^T (o, down).
+inline GemvArgs residual_gemv_args(const __nv_bfloat16* x, const __nv_bfloat16* w, float* residual, int32_t m,
+                                   int32_t n, int32_t k) {
+  GemvArgs g;
+  g.output = GemvOutput::kAddToResidual;
+  g.x = x;
+  g.w = w;
+  g.residual_out = residual;
+  g.m = m, g.n = n, g.k = k;
+  return g;
+}
+
 inline constexpr int32_t kGemvMaxRows = 8;
 
 // Whether launch_gemv handles m rows of length k: m in 1..8, k a multiple of 8, and x (padded

@@ -64,24 +64,15 @@ void bench_layer_gemvs(const Ceilings& c, cudaStream_t stream) {
   for (int m : {1, 2}) {
     auto layer = [&](int i) {
       const __nv_bfloat16* base = w.as<__nv_bfloat16>() + layer_elems * (i % copies);
-      GemvArgs o;
-      o.output = GemvOutput::kAddToResidual;
-      o.x = attn.as<__nv_bfloat16>(), o.w = base, o.residual_out = residual.as<float>();
-      o.m = m, o.n = H, o.k = A;
-      GemvArgs gu;
-      gu.input = GemvInput::kRmsNorm, gu.output = GemvOutput::kSiluMul;
-      gu.norm_residual = residual.as<float>(), gu.norm_weight = norm_w.as<float>();
-      gu.w = base + o_elems, gu.y_bf16 = act.as<__nv_bfloat16>();
-      gu.m = m, gu.n = 2 * I, gu.k = H;
-      GemvArgs down;
-      down.output = GemvOutput::kAddToResidual;
-      down.x = act.as<__nv_bfloat16>(), down.w = base + o_elems + gu_elems, down.residual_out = residual.as<float>();
-      down.m = m, down.n = H, down.k = I;
-      GemvArgs q;
-      q.input = GemvInput::kRmsNorm;
-      q.norm_residual = residual.as<float>(), q.norm_weight = norm_w.as<float>();
-      q.w = base + o_elems + gu_elems + down_elems, q.y_bf16 = qkv.as<__nv_bfloat16>();
-      q.m = m, q.n = QKV, q.k = H;
+      float* r = residual.as<float>();
+      const float* nw = norm_w.as<float>();
+      const float eps = 1e-6f;  // GemvArgs' default, as this benchmark always ran
+      const GemvArgs o = residual_gemv_args(attn.as<__nv_bfloat16>(), base, r, m, H, A);
+      const GemvArgs gu = normed_gemv_args(r, nw, eps, base + o_elems, act.as<__nv_bfloat16>(), GemvOutput::kSiluMul,
+                                           m, 2 * I, H);
+      const GemvArgs down = residual_gemv_args(act.as<__nv_bfloat16>(), base + o_elems + gu_elems, r, m, H, I);
+      const GemvArgs q = normed_gemv_args(r, nw, eps, base + o_elems + gu_elems + down_elems,
+                                          qkv.as<__nv_bfloat16>(), GemvOutput::kBf16, m, QKV, H);
       for (const GemvArgs& g : {o, gu, down, q}) check_cuda(launch_gemv(g, stream), "layer gemv");
     };
     const double ms = graph_ms_per_launch(layer, 8, stream);
