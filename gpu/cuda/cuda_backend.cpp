@@ -197,10 +197,22 @@ void CudaBackend::run_copies(const BatchInput& batch) {
   check_cuda(cudaStreamWaitEvent(compute_, copies_done_, 0), "cudaStreamWaitEvent");
 }
 
+const StepLayout& CudaBackend::step_layout(int32_t pad_to) {
+  if (pad_to <= 0) return *layout_;
+  auto it = bucket_layouts_.find(pad_to);
+  if (it == bucket_layouts_.end()) {
+    it = bucket_layouts_.emplace(pad_to, StepLayout(layout_->cap.for_graph_bucket(pad_to))).first;
+    if (it->second.total_words > layout_->total_words) {
+      throw std::logic_error("a graph bucket's step layout outgrew the step input buffers");
+    }
+  }
+  return it->second;
+}
+
 PackedStep CudaBackend::upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to) {
   auto* words = meta_host_.as<uint32_t>();
   const bool use_tiles = prefill_attention_supports(config_.head_dim);
-  PackedStep st = pack_step(seqs, *layout_, use_tiles, pad_to, *slots_, rng_(), words);
+  PackedStep st = pack_step(seqs, step_layout(pad_to), use_tiles, pad_to, *slots_, rng_(), words);
   check_cuda(cudaMemcpyAsync(act_.meta.get(), words, st.words_used * 4, cudaMemcpyHostToDevice, compute_),
              "upload of step inputs");
   return st;
@@ -232,25 +244,25 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
     // The LM head stays on cuBLASLt: at 1 GB its GEMV streams at ~1.04x copy bandwidth against
     // the fused GEMV's ~0.99x, more than the final-norm kernel costs (zinfer-cuda-bench gemv).
     check_cuda(launch_rmsnorm(act_.residual.as<float>(), weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
-                                  static_cast<float>(c.rms_norm_eps), compute_, meta + layout_->sample_rows),
+                                  static_cast<float>(c.rms_norm_eps), compute_, meta + st.layout->sample_rows),
                "final norm");
     gemm_->linear_f32_out(act_.final_rows.as<__nv_bfloat16>(), weights_.lm_head, act_.logits.as<float>(), R,
                           c.vocab_size, c.hidden_size, compute_);
     SamplingBatch sb;
     sb.logits = act_.logits.as<float>();
-    sb.temperature = reinterpret_cast<const float*>(meta + layout_->temperature);
-    sb.top_p = reinterpret_cast<const float*>(meta + layout_->top_p);
-    sb.top_k = meta + layout_->top_k;
-    sb.seed = reinterpret_cast<const uint64_t*>(meta + layout_->seed);
-    sb.sample_index = meta + layout_->sample_index;
-    sb.num_top = meta + layout_->num_top;
+    sb.temperature = reinterpret_cast<const float*>(meta + st.layout->temperature);
+    sb.top_p = reinterpret_cast<const float*>(meta + st.layout->top_p);
+    sb.top_k = meta + st.layout->top_k;
+    sb.seed = reinterpret_cast<const uint64_t*>(meta + st.layout->seed);
+    sb.sample_index = meta + st.layout->sample_index;
+    sb.num_top = meta + st.layout->num_top;
     sb.num_rows = R;
     sb.vocab = c.vocab_size;
     sb.out_token = results;
     sb.out_logprob = reinterpret_cast<float*>(results + logit_rows_);
     sb.out_top_ids = results + 2 * logit_rows_;
     sb.out_top_logprobs = reinterpret_cast<float*>(results + static_cast<size_t>(logit_rows_) * (2 + kMaxTopLogprobs));
-    sb.dest_slot = meta + layout_->dest_slot;
+    sb.dest_slot = meta + st.layout->dest_slot;
     sb.last_sampled = act_.last_sampled.as<int32_t>();
     sb.scratch = act_.sampling_scratch.as<float>();
     check_cuda(launch_sampling(sb, compute_), "sampling");

@@ -65,6 +65,9 @@ class CudaBackend final : public Backend {
   // cuda_backend.cpp
   void init(const BackendOptions& options, const ModelConfig& config, const uint64_t* random_seed);
   PackedStep upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to);
+  // The layout a step is packed in: its graph bucket's (pad_to > 0; a captured graph reads its
+  // arrays at that layout's offsets) or the full one.
+  const StepLayout& step_layout(int32_t pad_to);
   void run_copies(const BatchInput& batch);
 
   BackendOptions options_;
@@ -81,7 +84,8 @@ class CudaBackend final : public Backend {
   ModelWeights weights_;
   std::unique_ptr<KvCache> kv_;
   Activations act_;
-  std::unique_ptr<StepLayout> layout_;
+  std::unique_ptr<StepLayout> layout_;  // sized for the largest step: the buffers' size
+  std::map<int32_t, StepLayout> bucket_layouts_;
   PinnedBuffer meta_host_;
   PinnedBuffer results_host_;
   std::unique_ptr<LastTokenSlots> slots_;

@@ -73,7 +73,7 @@ void CudaBackend::run_layers(const PackedStep& st) {
   const int32_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
   const auto* meta = act_.meta.as<int32_t>();
-  const StepLayout& L = *layout_;
+  const StepLayout& L = *st.layout;
   int32_t* bad_ids = act_.results.as<int32_t>() + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
 
   auto* residual = act_.residual.as<float>();

@@ -9,6 +9,13 @@
 
 namespace zinfer::gpu::cuda {
 
+StepCapacity StepCapacity::for_graph_bucket(int32_t bucket) const {
+  StepCapacity c = *this;
+  c.max_tokens = std::min(bucket, max_tokens);
+  c.max_seqs = std::min(bucket, max_seqs);
+  return c;
+}
+
 StepLayout::StepLayout(const StepCapacity& c) : cap(c) {
   max_tiles = c.max_tokens / c.tile_queries + c.max_seqs;
   size_t at = 0;
@@ -91,6 +98,7 @@ PackedStep pack_step(const std::vector<SequenceInput>& seqs, const StepLayout& L
                                 std::to_string(cap.max_tokens) + " (max_num_batched_tokens)");
   }
   out.decode_only = !seqs.empty();
+  out.layout = &L;
   int32_t t = 0;
   size_t bt_used = 0;
   for (size_t si = 0; si < seqs.size(); ++si) {

@@ -118,6 +118,49 @@ TEST(CudaStepInputs, PadsDecodeStepsForGraphBuckets) {
   EXPECT_EQ(words[L.block_tables + words[L.seq_block_offset + 4]], 40u);
 }
 
+// A graph bucket's layout holds the same step in a short prefix of the buffer (a decode step
+// uploads that prefix), with every array where the layout says.
+TEST(CudaStepInputs, GraphBucketLayoutPacksDecodeStepsIntoAShortPrefix) {
+  ZINFER_REQUIRE_CUDA();
+  const StepLayout full(capacity());
+  for (int bucket : {1, 2, 4}) {
+    const StepLayout L(capacity().for_graph_bucket(bucket));
+    EXPECT_EQ(L.cap.max_tokens, bucket);
+    EXPECT_EQ(L.cap.max_seqs, bucket);
+    EXPECT_LE(L.total_words, full.total_words);
+    std::vector<uint32_t> words(L.total_words);
+    LastTokenSlots slots(16);
+    std::vector<SequenceInput> seqs;
+    for (int i = 0; i < (bucket + 1) / 2 + (bucket == 1 ? 0 : 1); ++i) {
+      SequenceInput d = seq(5 + i, 1, 17 + i, {3 * i, 3 * i + 1, 3 * i + 2});
+      d.sample = true;
+      d.sampling.temperature = 0.5f + i;
+      seqs.push_back(d);
+    }
+    const PackedStep st = pack_step(seqs, L, true, bucket, slots, 1, words.data());
+    const int n = static_cast<int>(seqs.size());
+    EXPECT_EQ(st.layout, &L);
+    EXPECT_TRUE(st.decode_only);
+    EXPECT_EQ(st.padded_tokens, bucket);
+    // Per token and per sequence a few words each, then the block tables (2 of each sequence's 3
+    // blocks are used at positions 17 + i) and the padding's scratch block.
+    EXPECT_LE(st.words_used, static_cast<size_t>(40 * bucket + 2 * n + 1));
+    EXPECT_GT(full.block_tables, 200u) << "the full layout puts the block tables after 200-token arrays";
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(words[L.token_ids + i], seqs[i].token_ids[0]);
+      EXPECT_EQ(words[L.positions + i], static_cast<uint32_t>(17 + i));
+      EXPECT_EQ(words[L.slot_mapping + i], static_cast<uint32_t>((3 * i + 1) * 16 + 1 + i));
+      EXPECT_EQ(words[L.decode_tokens + i], static_cast<uint32_t>(i));
+      EXPECT_EQ(words[L.sample_rows + i], static_cast<uint32_t>(i));
+      float temperature = 0.f;
+      std::memcpy(&temperature, &words[L.temperature + i], 4);
+      EXPECT_EQ(temperature, 0.5f + i);
+      EXPECT_EQ(words[L.block_tables + words[L.seq_block_offset + i] + 1], static_cast<uint32_t>(3 * i + 1));
+    }
+    for (int p = n; p < bucket; ++p) EXPECT_EQ(words[L.token_seq + p], static_cast<uint32_t>(bucket)) << "padding";
+  }
+}
+
 TEST(CudaStepInputs, RejectsInconsistentSequences) {
   ZINFER_REQUIRE_CUDA();
   const StepLayout L(capacity());
