@@ -241,8 +241,9 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const ModelConfig& c = config_;
   const auto* meta = act_.meta.as<int32_t>();
   if (R > 0) {
-    // The LM head stays on cuBLASLt: at 1 GB its GEMV streams at ~1.04x copy bandwidth against
-    // the fused GEMV's ~0.99x, more than the final-norm kernel costs (zinfer-cuda-bench gemv).
+    // The LM head stays on cuBLASLt: the 1 GB head through a GEMV with the final norm as its
+    // prologue streams at 1.00 of copy bandwidth against cuBLASLt's 1.02 (H200, zinfer-cuda-bench
+    // gemv; the decode step was no faster with it, docs/benchmarks/gpu.md).
     check_cuda(launch_rmsnorm(act_.residual.as<float>(), weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
                                   static_cast<float>(c.rms_norm_eps), compute_, meta + st.layout->sample_rows),
                "final norm");
