@@ -66,6 +66,9 @@ struct BackendOptions {
   int64_t cpu_kv_cache_bytes = 512ll << 20;  // CPU backend: device-pool size when num_gpu_blocks is 0
   int32_t num_threads = 0;              // CPU backend: 0 = all cores
   bool cuda_graphs = true;
+  // CUDA backend: where the cuBLASLt choices of the start-up tuning are kept between runs:
+  // "auto" ($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or "off".
+  std::string tuning_cache = "auto";
   std::string dtype = "auto";           // compute dtype: auto|float32|bfloat16|float16
 };
 

@@ -130,9 +130,11 @@ ModelConfig parse_model_config(const std::string& config_json, const std::string
   else if (c.architecture_name == "MistralForCausalLM") c.architecture = Architecture::kMistral;
   else if (c.architecture_name == "Qwen2ForCausalLM") c.architecture = Architecture::kQwen2;
   else if (c.architecture_name == "Qwen3ForCausalLM") c.architecture = Architecture::kQwen3;
+  else if (c.architecture_name == "Phi3ForCausalLM") c.architecture = Architecture::kPhi3;
   else
     throw ModelConfigError(origin + ": unsupported architecture '" + c.architecture_name +
-                           "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+                           "' (supported: LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, "
+                           "Qwen3ForCausalLM)");
 
   c.vocab_size = static_cast<int32_t>(require_int(config, "vocab_size", origin));
   c.hidden_size = static_cast<int32_t>(require_int(config, "hidden_size", origin));
@@ -178,12 +180,21 @@ ModelConfig parse_model_config(const std::string& config_json, const std::string
       c.attention_bias = c.o_proj_bias = get_bool(config, "attention_bias", false, origin);
       break;
     case Architecture::kMistral:
+    case Architecture::kPhi3:
       break;  // no biases
   }
+  // Phi-4-mini rotates a part of each head only; the rotary kernels rotate whole heads.
+  // transformers 5 may write the factor inside rope_parameters.
+  double rotary_fraction = get_double(config, "partial_rotary_factor", 1.0, origin);
+  if (const json* params = field(config, "rope_parameters"); params && params->is_object())
+    rotary_fraction = get_double(*params, "partial_rotary_factor", rotary_fraction, origin);
+  if (rotary_fraction != 1.0)
+    throw ModelConfigError(origin + ": unsupported partial_rotary_factor " + std::to_string(rotary_fraction) +
+                           " (supported: 1.0)");
   if (get_bool(config, "mlp_bias", false, origin))
     throw ModelConfigError(origin + ": unsupported mlp_bias 'true'");
 
-  if (c.architecture == Architecture::kMistral) {
+  if (c.architecture == Architecture::kMistral || c.architecture == Architecture::kPhi3) {
     const int64_t window = get_int(config, "sliding_window", 0, origin);
     if (window < 0) throw ModelConfigError(origin + ": unsupported sliding_window " + std::to_string(window));
     c.sliding_window = static_cast<int32_t>(window);

@@ -16,7 +16,7 @@ class ModelConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Architecture { kLlama, kMistral, kQwen2, kQwen3 };
+enum class Architecture { kLlama, kMistral, kQwen2, kQwen3, kPhi3 };
 
 struct RopeScaling {
   std::string type = "default";  // "default" | "llama3" | "linear"
@@ -45,7 +45,7 @@ struct ModelConfig {
   bool o_proj_bias = false;        // o_proj bias (Llama's and Qwen3's attention_bias; never Qwen2/Mistral)
   bool qk_norm = false;            // Qwen3: RMSNorm on q and k per head
   int32_t sliding_window = 0;      // 0 = none; else every layer attends to the last sliding_window
-                                   // positions (Mistral; Qwen2/3 with use_sliding_window on all layers)
+                                   // positions (Mistral, Phi-3; Qwen2/3 with use_sliding_window on all layers)
   std::string torch_dtype = "float32";  // "float32" | "bfloat16" | "float16"
   std::vector<int32_t> eos_token_ids;   // from generation_config.json, else config.json
   int32_t bos_token_id = -1;

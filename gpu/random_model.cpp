@@ -54,6 +54,7 @@ const char* model_type(Architecture a) {
     case Architecture::kMistral: return "mistral";
     case Architecture::kQwen2: return "qwen2";
     case Architecture::kQwen3: return "qwen3";
+    case Architecture::kPhi3: return "phi3";
   }
   return "llama";
 }
@@ -98,7 +99,7 @@ std::string config_json_text(const ModelConfig& c, const std::string& torch_dtyp
   j["tie_word_embeddings"] = c.tie_word_embeddings;
   if (c.architecture == Architecture::kLlama || c.architecture == Architecture::kQwen3)
     j["attention_bias"] = c.attention_bias;
-  if (c.architecture == Architecture::kMistral) {
+  if (c.architecture == Architecture::kMistral || c.architecture == Architecture::kPhi3) {
     if (c.sliding_window > 0) j["sliding_window"] = c.sliding_window;
     else j["sliding_window"] = nullptr;
   }
@@ -139,9 +140,13 @@ void write_random_model(const std::string& dir, const ModelConfig& c, const Rand
     const std::string p = "model.layers." + std::to_string(l) + ".";
     add(p + "input_layernorm.weight", {H}, 1.0f, o.norm_stddev);
     add(p + "post_attention_layernorm.weight", {H}, 1.0f, o.norm_stddev);
-    add(p + "self_attn.q_proj.weight", {nH * D, H}, 0.0f, o.stddev);
-    add(p + "self_attn.k_proj.weight", {nKV * D, H}, 0.0f, o.stddev);
-    add(p + "self_attn.v_proj.weight", {nKV * D, H}, 0.0f, o.stddev);
+    if (c.architecture == Architecture::kPhi3) {  // q/k/v and gate/up stored fused
+      add(p + "self_attn.qkv_proj.weight", {(nH + 2 * nKV) * D, H}, 0.0f, o.stddev);
+    } else {
+      add(p + "self_attn.q_proj.weight", {nH * D, H}, 0.0f, o.stddev);
+      add(p + "self_attn.k_proj.weight", {nKV * D, H}, 0.0f, o.stddev);
+      add(p + "self_attn.v_proj.weight", {nKV * D, H}, 0.0f, o.stddev);
+    }
     add(p + "self_attn.o_proj.weight", {H, nH * D}, 0.0f, o.stddev);
     if (c.attention_bias) {
       add(p + "self_attn.q_proj.bias", {nH * D}, 0.0f, o.bias_stddev);
@@ -153,8 +158,12 @@ void write_random_model(const std::string& dir, const ModelConfig& c, const Rand
       add(p + "self_attn.q_norm.weight", {D}, 1.0f, o.norm_stddev);
       add(p + "self_attn.k_norm.weight", {D}, 1.0f, o.norm_stddev);
     }
-    add(p + "mlp.gate_proj.weight", {I, H}, 0.0f, o.stddev);
-    add(p + "mlp.up_proj.weight", {I, H}, 0.0f, o.stddev);
+    if (c.architecture == Architecture::kPhi3) {
+      add(p + "mlp.gate_up_proj.weight", {2 * I, H}, 0.0f, o.stddev);
+    } else {
+      add(p + "mlp.gate_proj.weight", {I, H}, 0.0f, o.stddev);
+      add(p + "mlp.up_proj.weight", {I, H}, 0.0f, o.stddev);
+    }
     add(p + "mlp.down_proj.weight", {H, I}, 0.0f, o.stddev);
   }
   writer.write((fs::path(dir) / "model.safetensors").string());

@@ -1,32 +1,24 @@
-// The decoder-only transformer of the Llama family on the CPU ops layer: Llama/Mistral, Qwen2
-// (q/k/v bias, often tied embeddings) and Qwen3 (per-head q/k RMSNorm, explicit head_dim) differ
-// only in flags of ModelConfig, so one definition serves all four. Arithmetic is float32; weights
-// are float32 (bf16 checkpoints' matrices stay bf16, widened exactly: gpu/cpu/matrix.h); q/k/v and
-// gate/up are fused into one matrix each so a layer runs four GEMMs.
+// A model on the CPU backend: the architecture's definition (gpu/models/) over the CPU weight
+// store and ops. Arithmetic is float32; weights are float32 (bf16 checkpoints' matrices stay
+// bf16, widened exactly: gpu/cpu/matrix.h).
 #pragma once
 
-#include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "gpu/cpu/cpu_ops.h"
+#include "gpu/cpu/cpu_weights.h"
 #include "gpu/cpu/kv_cache.h"
-#include "gpu/cpu/matrix.h"
 #include "gpu/model_config.h"
+#include "gpu/models/model_definition.h"
 #include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cpu {
 
-// The flattened batch of one forward pass: T tokens, grouped by sequence.
-struct ForwardBatch {
-  std::vector<int32_t> tokens;     // [T]
-  std::vector<int32_t> positions;  // [T]
-  std::vector<int64_t> slots;      // [T] cache slot (block * block_size + offset) of each token
-  std::vector<AttentionSeq> seqs;  // block tables point into storage owned by the caller
-  std::vector<int64_t> logit_rows; // tokens whose next-token logits are wanted
-};
-
 class Model {
  public:
-  // Throws SafetensorsError for a missing or misshapen tensor, naming it.
+  // Throws SafetensorsError for a missing or misshapen tensor, naming it, and ModelConfigError
+  // for an architecture no definition is registered for.
   Model(const ModelConfig& config, const WeightSet& weights);
 
   const ModelConfig& config() const { return config_; }
@@ -36,24 +28,10 @@ class Model {
   std::vector<float> forward(const ForwardBatch& batch, KvCache& cache);
 
  private:
-  struct Layer {
-    std::vector<float> input_norm;     // [H]
-    Matrix qkv;                        // [(nH + 2 nKV) D, H]: q, k, v projections stacked
-    std::vector<float> qkv_bias;       // [(nH + 2 nKV) D] or empty
-    std::vector<float> q_norm, k_norm; // [D] each (Qwen3) or empty
-    Matrix o;                          // [H, nH D]
-    std::vector<float> o_bias;         // [H] or empty
-    std::vector<float> post_norm;      // [H]
-    Matrix gate_up;                    // [2 I, H]: gate then up
-    Matrix down;                       // [H, I]
-  };
-
   ModelConfig config_;
-  Matrix embed_;                // [V, H]
-  Matrix lm_head_;              // [V, H]; empty (0 rows) when tied to embed_
-  std::vector<float> norm_;     // [H]
-  std::vector<Layer> layers_;
-  std::vector<float> inv_freq_; // [D / 2]
+  CpuWeightStore weights_;
+  std::unique_ptr<models::ModelDefinition> definition_;
+  std::vector<float> inv_freq_;  // [head_dim / 2]
 };
 
 }  // namespace zinfer::gpu::cpu

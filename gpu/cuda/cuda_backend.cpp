@@ -93,7 +93,12 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   check_cuda(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming), "cudaEventCreate");
   check_cuda(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming), "cudaEventCreate");
   gemm_ = std::make_unique<Gemm>();
-  weights_ = random_seed != nullptr ? random_weights(config_, *random_seed) : load_weights(o.model_dir, config_);
+  model_ = models::build_model(config_, weights_);
+  if (random_seed != nullptr) {
+    weights_.fill_random(*random_seed);
+  } else {
+    weights_.upload(WeightSet(o.model_dir));
+  }
 
   const ModelConfig& c = config_;
   const size_t T = max_tokens_, H = c.hidden_size, D = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
@@ -123,6 +128,8 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   act_.sampling_scratch = DeviceBuffer(sampling_scratch_bytes(static_cast<int32_t>(R), c.vocab_size), "sampling scratch");
   act_.results = DeviceBuffer((R * (2 + 2 * kMaxTopLogprobs) + 2) * 4, "sampling results");
   results_host_ = PinnedBuffer(act_.results.bytes(), "sampling results");
+
+  tune_linear_layers();
 
   // The KV cache takes what is left under gpu_memory_utilization.
   KvGeometry geo{c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim};
@@ -168,6 +175,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
                c.architecture_name.c_str(), prop.name, weights_.bytes() / 1073741824.0, act_.bytes() / 1073741824.0,
                blocks, o.block_size, static_cast<long long>(blocks) * o.block_size,
                blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
+  capture_decode_graphs();
+  std::fprintf(stderr, "zinfer cuda: warm-up %.2f s (cuBLASLt tuning %.2f s, %zu decode graphs captured in %.2f s)\n",
+               warm_up_.tuning_s + warm_up_.graphs_s, warm_up_.tuning_s, graphs_.size(), warm_up_.graphs_s);
 }
 
 CudaBackend::~CudaBackend() {
@@ -241,14 +251,7 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const ModelConfig& c = config_;
   const auto* meta = act_.meta.as<int32_t>();
   if (R > 0) {
-    // The LM head stays on cuBLASLt: the 1 GB head through a GEMV with the final norm as its
-    // prologue streams at 1.00 of copy bandwidth against cuBLASLt's 1.02 (H200, zinfer-cuda-bench
-    // gemv; the decode step was no faster with it, docs/benchmarks/gpu.md).
-    check_cuda(launch_rmsnorm(act_.residual.as<float>(), weights_.final_norm, act_.final_rows.as<__nv_bfloat16>(), R, c.hidden_size,
-                                  static_cast<float>(c.rms_norm_eps), compute_, meta + st.layout->sample_rows),
-               "final norm");
-    gemm_->linear_f32_out(act_.final_rows.as<__nv_bfloat16>(), weights_.lm_head, act_.logits.as<float>(), R,
-                          c.vocab_size, c.hidden_size, compute_);
+    run_head(st, nullptr);
     SamplingBatch sb;
     sb.logits = act_.logits.as<float>();
     sb.temperature = reinterpret_cast<const float*>(meta + st.layout->temperature);
@@ -299,22 +302,8 @@ std::vector<float> CudaBackend::forward_logits(const SequenceInput& seq) {
   int32_t* bad_ids = results + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
   check_cuda(cudaMemsetAsync(bad_ids, 0, 4, compute_), "cudaMemsetAsync");
   run_layers(st);
-  const ModelConfig& c = config_;
-  const int32_t T = st.num_tokens;
-  check_cuda(launch_rmsnorm(act_.residual.as<float>(), weights_.final_norm,
-                                act_.normed.as<__nv_bfloat16>(), T, c.hidden_size, static_cast<float>(c.rms_norm_eps),
-                                compute_),
-             "final norm");
-  std::vector<float> logits(static_cast<size_t>(T) * c.vocab_size);
-  for (int32_t r0 = 0; r0 < T; r0 += logit_rows_) {
-    const int32_t n = std::min(logit_rows_, T - r0);
-    gemm_->linear_f32_out(act_.normed.as<__nv_bfloat16>() + static_cast<size_t>(r0) * c.hidden_size, weights_.lm_head,
-                          act_.logits.as<float>(), n, c.vocab_size, c.hidden_size, compute_);
-    check_cuda(cudaMemcpyAsync(logits.data() + static_cast<size_t>(r0) * c.vocab_size, act_.logits.get(),
-                               static_cast<size_t>(n) * c.vocab_size * 4, cudaMemcpyDeviceToHost, compute_),
-               "download of logits");
-    check_cuda(cudaStreamSynchronize(compute_), "forward_logits");
-  }
+  std::vector<float> logits;
+  run_head(st, &logits);
   check_cuda(cudaMemcpy(results_host_.as<void>(), act_.results.get(), act_.results.bytes(), cudaMemcpyDeviceToHost),
              "download of step status");
   if (results_host_.as<int32_t>()[static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs)] != 0) {

@@ -1,5 +1,7 @@
 // The CUDA backend's state. cuda_backend.cpp holds construction and the step protocol (copies,
-// inputs, sampling, results); cuda_forward.cpp holds the forward pass and its CUDA graphs.
+// inputs, sampling, results); cuda_ops.cpp the model definition's ops on this backend's kernels;
+// cuda_forward.cpp the forward pass, its CUDA graphs and the start-up warm-up (GEMM tuning,
+// graph capture) that keeps both off the serving path.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,6 +19,7 @@
 #include "gpu/cuda/cuda_weights.h"
 #include "gpu/cuda/sampling.h"
 #include "gpu/cuda/step_inputs.h"
+#include "gpu/models/model_definition.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -54,9 +57,23 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
 
  private:
+  class Ops;  // cuda_ops.cpp
+
   // cuda_forward.cpp
   void run_layers(const PackedStep& step);                   // embedding through the last layer
   void run_layers_maybe_graph(const PackedStep& step);
+  // Logits of the step's sampled rows into act_.logits (step), or of every row into `all_rows`
+  // ([num_tokens, vocab], forward_logits).
+  void run_head(const PackedStep& step, std::vector<float>* all_rows);
+  // Start-up, so that serving neither tunes nor captures: cuBLASLt timed for every linear
+  // layer at the row counts a step can have (before the KV cache takes the free memory: the
+  // timing needs scratch operands), then the CUDA graph of every decode bucket.
+  void tune_linear_layers();
+  void capture_decode_graphs();
+  std::vector<GemmShape> gemm_shapes() const;
+  struct WarmUp {
+    double tuning_s = 0, graphs_s = 0;
+  } warm_up_;
   int32_t decode_splits(int32_t num_tokens) const;
   int32_t graph_bucket(int32_t num_tokens) const;            // 0: no graph for this size
   // Whether a step of num_tokens rows runs the fused GEMV layers (gemv.h) rather than cuBLASLt's.
@@ -81,7 +98,8 @@ class CudaBackend final : public Backend {
   cudaStream_t copy_ = nullptr;
   cudaEvent_t compute_done_ = nullptr, copies_done_ = nullptr;
   std::unique_ptr<Gemm> gemm_;
-  ModelWeights weights_;
+  CudaWeightStore weights_;
+  std::unique_ptr<models::ModelDefinition> model_;
   std::unique_ptr<KvCache> kv_;
   Activations act_;
   std::unique_ptr<StepLayout> layout_;  // sized for the largest step: the buffers' size
@@ -90,9 +108,9 @@ class CudaBackend final : public Backend {
   PinnedBuffer results_host_;
   std::unique_ptr<LastTokenSlots> slots_;
   std::mt19937_64 rng_;
-  // CUDA graphs of run_layers for decode-only steps, by padded token count.
+  // CUDA graphs of run_layers for decode-only steps, by padded token count, all captured by
+  // warm_up().
   std::map<int32_t, cudaGraphExec_t> graphs_;
-  std::map<int32_t, int32_t> graph_warm_;
 };
 
 }  // namespace zinfer::gpu::cuda

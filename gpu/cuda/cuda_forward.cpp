@@ -1,34 +1,16 @@
-// The forward pass of Llama / Mistral / Qwen2 / Qwen3 over a flattened batch, and its CUDA graphs
-// for decode-only steps. Per layer (T tokens, shapes in rows x columns; residual float32):
-//   normed  [T, H]      = rmsnorm(residual)
-//   qkv     [T, (Hq + 2 Hkv) D] = normed · Wqkv^T
-//   q       [T, Hq, D]  = rope(norm(q + b)), K/V -> paged cache (qkv_rope)
-//   attn    [T, Hq, D]  = paged attention (decode list: split-K; prefill tiles: tensor cores)
-//   residual           += attn · Wo^T      (float32 out of the GEMM: no bf16 rounding of the sum)
-//   normed              = rmsnorm(residual)
-//   gate_up [T, 2I]     = normed · Wgu^T;  act [T, I] = silu(gate) * up
-//   residual           += act · Wdown^T
-// The o and down projections add into the residual stream in float32 (cuBLASLt with a float32
-// C = D and beta 1), where a bf16 output added afterwards would round each layer's two updates
-// to bf16 first: over 32 layers of an 8B model those two roundings were a visible part of the
-// error against float32.
-// Steps of at most kFusedDecodeMaxTokens rows (decode at batch 1-2) run the linear layers as
-// GEMVs that stream the weights at close to copy bandwidth and absorb the small kernels around
-// them (gemv.h): qkv and gate_up normalise the residual in their prologue, o and down add into
-// the residual in their epilogue, gate_up computes silu(gate) * up in its epilogue. Per layer
-// that is 6 kernels instead of 9, with the same roundings. At 4 rows and more cuBLASLt's tensor
-// cores win (zinfer-cuda-bench gemv), so those steps keep the unfused layers.
+// The forward pass over a flattened batch (the model definition over CudaBackend::Ops), its CUDA
+// graphs for decode-only steps, and the start-up warm-up that keeps tuning and capture off the
+// serving path: cuBLASLt is timed for every linear layer at the row counts a step can have
+// (Gemm::tune, kept in a file keyed by GPU and library versions) and every decode bucket's graph
+// is captured before the first request.
 #include <algorithm>
-#include <cmath>
+#include <chrono>
+#include <cstdio>
 
-#include "gpu/cuda/attention.h"
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
-#include "gpu/cuda/embedding.h"
+#include "gpu/cuda/cuda_ops.h"
 #include "gpu/cuda/gemv.h"
-#include "gpu/cuda/qkv_rope.h"
-#include "gpu/cuda/rmsnorm.h"
-#include "gpu/cuda/silu_mul.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -58,146 +40,129 @@ int32_t CudaBackend::decode_splits(int32_t num_tokens) const {
 }
 
 int32_t CudaBackend::graph_bucket(int32_t n) const {
-  if (n <= 0 || n > options_.max_num_seqs) return 0;
+  // A bucket's padded step must fit the activations (max_tokens_ rows) as well as the decode
+  // batch: a tool may size the backend for fewer tokens than sequences.
+  const int32_t most = std::min(options_.max_num_seqs, max_tokens_);
+  if (n <= 0 || n > most) return 0;
   int32_t bucket = 1;
   while (bucket < n && bucket < 8) bucket *= 2;
-  if (bucket >= n) return std::min(bucket, options_.max_num_seqs);
+  if (bucket >= n) return std::min(bucket, most);
   bucket = (n + 15) / 16 * 16;  // beyond 8: steps of 16
-  return std::min(bucket, options_.max_num_seqs);
+  return std::min(bucket, most);
 }
 
 void CudaBackend::run_layers(const PackedStep& st) {
-  const ModelConfig& c = config_;
-  const int32_t T = st.padded_tokens;
-  const int32_t H = c.hidden_size, D = c.head_dim, I = c.intermediate_size;
-  const int32_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads;
-  const float eps = static_cast<float>(c.rms_norm_eps);
-  const auto* meta = act_.meta.as<int32_t>();
-  const StepLayout& L = *st.layout;
-  int32_t* bad_ids = act_.results.as<int32_t>() + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
+  Ops ops(*this, st);
+  model_->layers(ops);
+}
 
-  auto* residual = act_.residual.as<float>();
-  auto* normed = act_.normed.as<__nv_bfloat16>();
-  auto* qkv = act_.qkv.as<__nv_bfloat16>();
-  auto* q = act_.q.as<__nv_bfloat16>();
-  auto* attn = act_.attn.as<__nv_bfloat16>();
-  auto* gate_up = act_.gate_up.as<__nv_bfloat16>();
-  auto* mlp = act_.act.as<__nv_bfloat16>();
-
-  check_cuda(launch_embedding(weights_.embed, meta + L.token_ids, meta + L.from_slot, act_.last_sampled.as<int32_t>(),
-                              T, H, c.vocab_size, residual, bad_ids, compute_),
-             "embedding");
-  const int32_t splits = st.num_decode > 0 ? decode_splits(st.num_decode) : 1;
-  const bool fused = fused_decode(T);
-  const int32_t qkv_width = (Hq + 2 * Hkv) * D;
-  // The decode GEMVs' two shapes (gemv.h) on this step's residual stream.
-  auto normed_gemv = [&](const float* norm_weight, const __nv_bfloat16* w, __nv_bfloat16* y, int32_t n,
-                         GemvOutput output) { return normed_gemv_args(residual, norm_weight, eps, w, y, output, T, n, H); };
-  auto residual_gemv = [&](const __nv_bfloat16* x, const __nv_bfloat16* w, int32_t k) {
-    return residual_gemv_args(x, w, residual, T, H, k);
-  };
-  for (int32_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LayerWeights& W = weights_.layers[l];
-    if (fused) {
-      check_cuda(launch_gemv(normed_gemv(W.input_norm, W.qkv, qkv, qkv_width, GemvOutput::kBf16), compute_),
-                 "qkv gemv");
-    } else {
-      check_cuda(launch_rmsnorm(residual, W.input_norm, normed, T, H, eps, compute_), "input norm");
-      gemm_->linear(normed, W.qkv, qkv, T, qkv_width, H, compute_);
-    }
-
-    QkvRopeParams rp;
-    rp.qkv = qkv;
-    rp.bias = W.qkv_bias;
-    rp.q_norm = W.q_norm;
-    rp.k_norm = W.k_norm;
-    rp.inv_freq = act_.inv_freq.as<float>();
-    rp.positions = meta + L.positions;
-    rp.slot_mapping = meta + L.slot_mapping;
-    rp.q_out = q;
-    rp.k_cache = kv_->k(l);
-    rp.v_cache = kv_->v(l);
-    rp.num_tokens = T;
-    rp.num_heads = Hq;
-    rp.num_kv_heads = Hkv;
-    rp.head_dim = D;
-    rp.norm_eps = eps;
-    check_cuda(launch_qkv_rope(rp, compute_), "qkv rope");
-
-    PagedKv kv;
-    kv.q = q;
-    kv.k_cache = kv_->k(l);
-    kv.v_cache = kv_->v(l);
-    kv.out = attn;
-    kv.positions = meta + L.positions;
-    kv.token_seq = meta + L.token_seq;
-    kv.seq_block_offset = meta + L.seq_block_offset;
-    kv.block_tables = meta + L.block_tables;
-    kv.num_heads = Hq;
-    kv.num_kv_heads = Hkv;
-    kv.head_dim = D;
-    kv.block_size = options_.block_size;
-    kv.scale = 1.0f / std::sqrt(static_cast<float>(D));
-    kv.sliding_window = c.sliding_window;
-    if (st.num_decode > 0) {
-      DecodeWork work{meta + L.decode_tokens, st.num_decode, splits, act_.partial_acc.as<float>(),
-                      act_.partial_ml.as<float>(), act_.split_counters.as<uint32_t>(), st.decode_tokens_alone};
-      check_cuda(launch_decode_attention(kv, work, compute_), "decode attention");
-    }
-    if (st.num_tiles > 0) {
-      check_cuda(launch_prefill_attention(kv, meta + L.tiles, st.num_tiles, compute_), "prefill attention");
-    }
-    if (fused) {
-      // residual += attn · Wo^T; act = silu(gate) * up of rmsnorm(residual) · Wgu^T;
-      // residual += act · Wdown^T
-      check_cuda(launch_gemv(residual_gemv(attn, W.o, Hq * D), compute_), "o gemv");
-      check_cuda(launch_gemv(normed_gemv(W.post_norm, W.gate_up, mlp, 2 * I, GemvOutput::kSiluMul), compute_),
-                 "gate_up gemv");
-      check_cuda(launch_gemv(residual_gemv(mlp, W.down, I), compute_), "down gemv");
-      continue;
-    }
-    // gate_up's buffer is free at both accumulating GEMMs (written after the first, read before
-    // the second): cuBLASLt's candidates for them are timed there.
-    gemm_->linear_add_f32(attn, W.o, residual, T, H, static_cast<int64_t>(Hq) * D, compute_, gate_up,
-                          act_.gate_up.bytes());
-    check_cuda(launch_rmsnorm(residual, W.post_norm, normed, T, H, eps, compute_), "post-attention norm");
-    gemm_->linear(normed, W.gate_up, gate_up, T, 2 * static_cast<int64_t>(I), H, compute_);
-    check_cuda(launch_silu_mul(gate_up, mlp, T, I, compute_), "silu mul");
-    gemm_->linear_add_f32(mlp, W.down, residual, T, H, I, compute_, gate_up, act_.gate_up.bytes());
-  }
+void CudaBackend::run_head(const PackedStep& st, std::vector<float>* all_rows) {
+  Ops ops(*this, st, all_rows);
+  model_->head(ops);
 }
 
 void CudaBackend::run_layers_maybe_graph(const PackedStep& st) {
-  if (!options_.cuda_graphs || !st.decode_only || graph_bucket(st.num_tokens) != st.padded_tokens) {
+  // Every bucket's graph was captured at start-up (warm_up); a step without one runs eagerly.
+  auto it = st.decode_only ? graphs_.find(st.padded_tokens) : graphs_.end();
+  if (it == graphs_.end() || graph_bucket(st.num_tokens) != st.padded_tokens) {
     run_layers(st);
     return;
   }
-  const int32_t bucket = st.padded_tokens;
-  auto it = graphs_.find(bucket);
-  if (it == graphs_.end()) {
-    // The first step of a bucket runs eagerly (cuBLASLt picks its algorithms outside capture);
-    // the second captures the graph that later steps replay.
-    if (graph_warm_[bucket]++ == 0) {
-      run_layers(st);
-      return;
-    }
-    cudaGraph_t graph = nullptr;
-    check_cuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    try {
-      run_layers(st);
-    } catch (...) {
-      cudaStreamEndCapture(compute_, &graph);
-      if (graph != nullptr) cudaGraphDestroy(graph);
-      throw;
-    }
-    check_cuda(cudaStreamEndCapture(compute_, &graph), "cudaStreamEndCapture");
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    check_cuda(status, "cudaGraphInstantiate");
-    it = graphs_.emplace(bucket, exec).first;
-  }
   check_cuda(cudaGraphLaunch(it->second, compute_), "cudaGraphLaunch");
+}
+
+namespace {
+
+// Runs a model definition without computing anything, to learn which products its ops send to
+// cuBLASLt (for any architecture, without the backend knowing the definition's weights).
+class GemmShapeRecorder final : public models::ForwardOps {
+ public:
+  GemmShapeRecorder(const CudaWeightStore& w, int64_t hidden, int64_t layer_rows, int64_t head_rows)
+      : w_(w), hidden_(hidden), layer_rows_(layer_rows), head_rows_(head_rows) {}
+  void embed(models::Linear) override {}
+  void norm_linear(models::Vector, models::Linear w, models::Buffer) override { add(w, false, false, layer_rows_); }
+  void norm_gated_linear(models::Vector, models::Linear w, models::Activation, models::Buffer) override {
+    add(w, false, false, layer_rows_);
+  }
+  void rotary_cache_write(const models::AttentionInputs&, int32_t) override {}
+  void attention(int32_t) override {}
+  void linear_residual(models::Buffer, models::Linear w, models::Vector) override { add(w, true, true, layer_rows_); }
+  void logits(models::Vector, models::Linear head) override { add(head, true, false, head_rows_); }
+  std::vector<GemmShape> shapes;
+
+ private:
+  void add(models::Linear w, bool f32_out, bool accumulate, int64_t max_m) {
+    GemmShape s{w_.rows(w), w_.cols(w), f32_out, accumulate, w_.matrix(w), max_m, {}};
+    for (const GemmShape& t : shapes)
+      if (t.n == s.n && t.k == s.k && t.f32_out == s.f32_out && t.accumulate == s.accumulate && t.max_m == s.max_m)
+        return;  // another layer of the same shape
+    shapes.push_back(s);
+  }
+  const CudaWeightStore& w_;
+  int64_t hidden_, layer_rows_, head_rows_;
+};
+
+}  // namespace
+
+std::vector<GemmShape> CudaBackend::gemm_shapes() const {
+  // qkv and gate_up (bf16 out), o and down (added into the float32 residual) up to the largest
+  // step; the LM head (float32 logits) up to logit_rows_ rows.
+  GemmShapeRecorder recorder(weights_, config_.hidden_size, max_tokens_, logit_rows_);
+  model_->layers(recorder);
+  model_->head(recorder);
+  return recorder.shapes;
+}
+
+void CudaBackend::tune_linear_layers() {
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  int runtime = 0, driver = 0;
+  check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  char device[512];
+  std::snprintf(device, sizeof(device), "%s sm_%d%d %d SMs, CUDA runtime %d, driver %d, cuBLASLt %zu", prop.name,
+                prop.major, prop.minor, prop.multiProcessorCount, runtime, driver, cublasLtGetVersion());
+  GemmTuningCache cache(GemmTuningCache::default_path(options_.tuning_cache, device), device);
+  const GemmTuneReport tuned = gemm_->tune(gemm_shapes(), cache, compute_);
+  const bool saved = cache.save();
+  warm_up_.tuning_s = tuned.seconds;
+  std::fprintf(stderr, "zinfer cuda: cuBLASLt tuned for %d products (%d timed, %zu from %s%s) in %.2f s\n",
+               tuned.products, tuned.timed, cache.loaded(), cache.path().empty() ? "no cache file" : cache.path().c_str(),
+               saved ? "" : ", which could not be written", tuned.seconds);
+}
+
+void CudaBackend::capture_decode_graphs() {
+  // Each bucket's graph: one eager step first (the GEMVs' and cuBLASLt's first launches), then
+  // the capture. A bucket's warm-up step is all padding: its tokens write their K/V into the
+  // scratch block only.
+  const auto start = std::chrono::steady_clock::now();
+  if (options_.cuda_graphs) {
+    for (int32_t bucket = 1; bucket <= std::min(options_.max_num_seqs, max_tokens_); ++bucket) {
+      if (graph_bucket(bucket) != bucket) continue;
+      PackedStep st = upload_step({}, bucket);
+      st.decode_only = true;
+      run_layers(st);
+      cudaGraph_t graph = nullptr;
+      check_cuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+      try {
+        run_layers(st);
+      } catch (...) {
+        cudaStreamEndCapture(compute_, &graph);
+        if (graph != nullptr) cudaGraphDestroy(graph);
+        throw;
+      }
+      check_cuda(cudaStreamEndCapture(compute_, &graph), "cudaStreamEndCapture");
+      cudaGraphExec_t exec = nullptr;
+      const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+      cudaGraphDestroy(graph);
+      check_cuda(status, "cudaGraphInstantiate");
+      graphs_.emplace(bucket, exec);
+      // The next bucket packs its arrays into the same pinned buffer this one's upload reads.
+      check_cuda(cudaStreamSynchronize(compute_), "graph warm-up step");
+    }
+  }
+  check_cuda(cudaStreamSynchronize(compute_), "graph capture");
+  warm_up_.graphs_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace zinfer::gpu::cuda

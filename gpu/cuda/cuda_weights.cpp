@@ -1,38 +1,22 @@
 #include "gpu/cuda/cuda_weights.h"
 
-#include <cstring>
-#include <functional>
 #include <stdexcept>
 
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/random_fill.h"
-#include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cuda {
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-// One destination in the device allocation: the tensors copied into it in order (fusion), the
-// element type on the device (bf16 matrices, float32 vectors).
-struct Slot {
-  std::vector<std::string> names;
-  std::vector<Shape> shapes;
-  bool as_float = false;
-  size_t offset = 0;
-  size_t bytes = 0;
-  const void** target = nullptr;
-};
-
-size_t numel(const Shape& s) {
+size_t numel(const std::vector<int64_t>& s) {
   size_t n = 1;
   for (int64_t d : s) n *= static_cast<size_t>(d);
   return n;
 }
 
 // Converts one tensor into the device element type through a host staging vector.
-void upload(const TensorView& t, bool as_float, std::byte* dst, std::vector<float>& scratch,
-            std::vector<uint16_t>& scratch16) {
+void upload_tensor(const TensorView& t, bool as_float, std::byte* dst, std::vector<float>& scratch,
+                   std::vector<uint16_t>& scratch16) {
   const size_t n = static_cast<size_t>(t.numel());
   if (!as_float && t.dtype == DType::kBF16) {
     check_cuda(cudaMemcpy(dst, t.data, n * 2, cudaMemcpyHostToDevice), "upload of a bf16 weight");
@@ -53,88 +37,61 @@ void upload(const TensorView& t, bool as_float, std::byte* dst, std::vector<floa
   check_cuda(cudaMemcpy(dst, scratch16.data(), n * 2, cudaMemcpyHostToDevice), "upload of a weight");
 }
 
-// The device allocation's layout: every tensor the config names, in order, 256-byte aligned.
-struct Layout {
-  std::vector<Slot> slots;
-  size_t total = 0;
-  bool tied = false;
-};
-
-Layout plan_layout(const ModelConfig& c, ModelWeights& w, bool has_lm_head) {
-  const int64_t H = c.hidden_size, D = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
-  const int64_t q_rows = static_cast<int64_t>(c.num_attention_heads) * D;
-  const int64_t kv_rows = static_cast<int64_t>(c.num_key_value_heads) * D;
-  Layout out;
-  w.layers.resize(c.num_hidden_layers);
-  auto add = [&](std::vector<std::string> names, std::vector<Shape> shapes, bool as_float, const void** target) {
-    out.slots.push_back(Slot{std::move(names), std::move(shapes), as_float, 0, 0, target});
-  };
-  add({"model.embed_tokens.weight"}, {{V, H}}, false, reinterpret_cast<const void**>(&w.embed));
-  add({"model.norm.weight"}, {{H}}, true, reinterpret_cast<const void**>(&w.final_norm));
-  out.tied = c.tie_word_embeddings || !has_lm_head;
-  if (!out.tied) add({"lm_head.weight"}, {{V, H}}, false, reinterpret_cast<const void**>(&w.lm_head));
-  for (int i = 0; i < c.num_hidden_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    LayerWeights& L = w.layers[i];
-    add({p + "input_layernorm.weight"}, {{H}}, true, reinterpret_cast<const void**>(&L.input_norm));
-    add({p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight"},
-        {{q_rows, H}, {kv_rows, H}, {kv_rows, H}}, false, reinterpret_cast<const void**>(&L.qkv));
-    if (c.attention_bias) {
-      add({p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias", p + "self_attn.v_proj.bias"},
-          {{q_rows}, {kv_rows}, {kv_rows}}, true, reinterpret_cast<const void**>(&L.qkv_bias));
-    }
-    if (c.qk_norm) {
-      add({p + "self_attn.q_norm.weight"}, {{D}}, true, reinterpret_cast<const void**>(&L.q_norm));
-      add({p + "self_attn.k_norm.weight"}, {{D}}, true, reinterpret_cast<const void**>(&L.k_norm));
-    }
-    add({p + "self_attn.o_proj.weight"}, {{H, q_rows}}, false, reinterpret_cast<const void**>(&L.o));
-    add({p + "post_attention_layernorm.weight"}, {{H}}, true, reinterpret_cast<const void**>(&L.post_norm));
-    add({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, {{I, H}, {I, H}}, false,
-        reinterpret_cast<const void**>(&L.gate_up));
-    add({p + "mlp.down_proj.weight"}, {{H, I}}, false, reinterpret_cast<const void**>(&L.down));
-  }
-  for (Slot& s : out.slots) {
-    size_t elems = 0;
-    for (const Shape& shape : s.shapes) elems += numel(shape);
-    s.offset = out.total;
-    s.bytes = elems * (s.as_float ? 4 : 2);
-    out.total += (s.bytes + 255) / 256 * 256;  // 256-byte alignment for cuBLASLt and vector loads
-  }
-  return out;
-}
-
 }  // namespace
 
-ModelWeights load_weights(const std::string& model_dir, const ModelConfig& c) {
-  WeightSet ws(model_dir);
-  ModelWeights w;
-  Layout layout = plan_layout(c, w, ws.has("lm_head.weight"));
-  w.storage = DeviceBuffer(layout.total, "model weights");
-  auto* base = w.storage.as<std::byte>();
-  std::vector<float> scratch;
-  std::vector<uint16_t> scratch16;
-  for (Slot& s : layout.slots) {
-    size_t at = s.offset;
-    for (size_t j = 0; j < s.names.size(); ++j) {
-      const TensorView& t = ws.get(s.names[j], s.shapes[j]);
-      upload(t, s.as_float, base + at, scratch, scratch16);
-      at += numel(s.shapes[j]) * (s.as_float ? 4 : 2);
-    }
-    *s.target = base + s.offset;
+int32_t CudaWeightStore::add(const std::vector<models::TensorPart>& parts, bool as_float) {
+  if (storage_.get() != nullptr) throw std::logic_error("a weight was declared after the CUDA weights were allocated");
+  Slot s;
+  s.parts = parts;
+  s.as_float = as_float;
+  s.offset = total_;
+  size_t elems = 0;
+  for (const models::TensorPart& p : parts) {
+    elems += numel(p.shape);
+    s.rows += p.shape.empty() ? 1 : p.shape[0];
+    if (p.shape.size() == 2) s.cols = p.shape[1];
   }
-  if (layout.tied) w.lm_head = w.embed;
-  return w;
+  s.bytes = elems * (as_float ? 4 : 2);
+  total_ += (s.bytes + 255) / 256 * 256;  // 256-byte alignment for cuBLASLt and vector loads
+  slots_.push_back(std::move(s));
+  return static_cast<int32_t>(slots_.size() - 1);
 }
 
-ModelWeights random_weights(const ModelConfig& c, uint64_t seed) {
-  ModelWeights w;
-  Layout layout = plan_layout(c, w, !c.tie_word_embeddings);
-  w.storage = DeviceBuffer(layout.total, "model weights");
-  auto* base = w.storage.as<std::byte>();
+models::Linear CudaWeightStore::linear(const std::vector<models::TensorPart>& parts) {
+  return models::Linear{add(parts, false)};
+}
+
+models::Vector CudaWeightStore::vector(const std::vector<models::TensorPart>& parts) {
+  return models::Vector{add(parts, true)};
+}
+
+void CudaWeightStore::allocate() { storage_ = DeviceBuffer(total_, "model weights"); }
+
+const void* CudaWeightStore::address(int32_t id) const {
+  return storage_.as<std::byte>() + slots_.at(static_cast<size_t>(id)).offset;
+}
+
+void CudaWeightStore::upload(const WeightSet& checkpoint) {
+  allocate();
+  auto* base = storage_.as<std::byte>();
+  std::vector<float> scratch;
+  std::vector<uint16_t> scratch16;
+  for (const Slot& s : slots_) {
+    size_t at = s.offset;
+    for (const models::TensorPart& p : s.parts) {
+      upload_tensor(checkpoint.get(p.name, p.shape), s.as_float, base + at, scratch, scratch16);
+      at += numel(p.shape) * (s.as_float ? 4 : 2);
+    }
+  }
+}
+
+void CudaWeightStore::fill_random(uint64_t seed) {
+  allocate();
+  auto* base = storage_.as<std::byte>();
   uint64_t k = seed;
-  for (Slot& s : layout.slots) {
+  for (const Slot& s : slots_) {
     if (s.as_float) {  // norm weights near 1, biases near 0
-      const bool is_bias = s.names[0].find("bias") != std::string::npos;
+      const bool is_bias = s.parts[0].name.find("bias") != std::string::npos;
       check_cuda(launch_fill_random_f32(reinterpret_cast<float*>(base + s.offset), s.bytes / 4, ++k,
                                         is_bias ? 0.f : 1.f, 0.05f, nullptr),
                  "random weights");
@@ -143,11 +100,8 @@ ModelWeights random_weights(const ModelConfig& c, uint64_t seed) {
                                          0.02f, nullptr),
                  "random weights");
     }
-    *s.target = base + s.offset;
   }
   check_cuda(cudaDeviceSynchronize(), "random weights");
-  if (layout.tied) w.lm_head = w.embed;
-  return w;
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -1,6 +1,7 @@
-// The model's weights on the device: matrices in bf16 (float32/float16 checkpoints are converted
-// on load), norm weights and biases in float32. q/k/v and gate/up are fused into one matrix each
-// so that a layer runs two GEMMs where the checkpoint has five. Everything lives in one allocation.
+// The CUDA backend's weight store (gpu/models/weight_store.h): linear layers in bf16 (float32 and
+// float16 checkpoints are converted on load), vectors (norms, biases) in float32, all in one
+// device allocation. Declaring a weight only records where it will go; upload() or
+// fill_random() then allocates once and fills every slot.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -10,37 +11,48 @@
 #include <vector>
 
 #include "gpu/cuda/device_memory.h"
-#include "gpu/model_config.h"
+#include "gpu/models/weight_store.h"
+#include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cuda {
 
-struct LayerWeights {
-  const float* input_norm = nullptr;      // [hidden]
-  const __nv_bfloat16* qkv = nullptr;     // [(heads + 2 * kv_heads) * head_dim, hidden]: q rows, k rows, v rows
-  const float* qkv_bias = nullptr;        // [(heads + 2 * kv_heads) * head_dim] or null
-  const float* q_norm = nullptr;          // [head_dim] or null (Qwen3)
-  const float* k_norm = nullptr;          // [head_dim] or null
-  const __nv_bfloat16* o = nullptr;       // [hidden, heads * head_dim]
-  const float* post_norm = nullptr;       // [hidden]
-  const __nv_bfloat16* gate_up = nullptr; // [2 * intermediate, hidden]: gate rows, then up rows
-  const __nv_bfloat16* down = nullptr;    // [hidden, intermediate]
+class CudaWeightStore final : public models::WeightStore {
+ public:
+  models::Linear linear(const std::vector<models::TensorPart>& parts) override;
+  models::Vector vector(const std::vector<models::TensorPart>& parts) override;
+
+  // Copies every declared tensor from the checkpoint; a missing tensor or a wrong shape throws
+  // (the message names the tensor).
+  void upload(const WeightSet& checkpoint);
+  // Seeded random values on the device (benchmarks at a real model's shapes without a
+  // checkpoint on disk): matrices ~ N(0, 0.02), norms near 1, biases near 0.
+  void fill_random(uint64_t seed);
+
+  const __nv_bfloat16* matrix(models::Linear w) const { return static_cast<const __nv_bfloat16*>(address(w.id)); }
+  int64_t rows(models::Linear w) const { return slots_.at(static_cast<size_t>(w.id)).rows; }
+  int64_t cols(models::Linear w) const { return slots_.at(static_cast<size_t>(w.id)).cols; }
+  // nullptr for an invalid handle (an absent bias or norm).
+  const float* data(models::Vector v) const {
+    return v.valid() ? static_cast<const float*>(address(v.id)) : nullptr;
+  }
+  size_t bytes() const { return storage_.bytes(); }
+
+ private:
+  struct Slot {
+    std::vector<models::TensorPart> parts;
+    bool as_float = false;  // float32 vector, else a bf16 matrix
+    int64_t rows = 0;
+    int64_t cols = 1;
+    size_t offset = 0;
+    size_t bytes = 0;
+  };
+  int32_t add(const std::vector<models::TensorPart>& parts, bool as_float);
+  void allocate();
+  const void* address(int32_t id) const;
+
+  std::vector<Slot> slots_;
+  size_t total_ = 0;
+  DeviceBuffer storage_;
 };
-
-struct ModelWeights {
-  const __nv_bfloat16* embed = nullptr;   // [vocab, hidden]
-  const __nv_bfloat16* lm_head = nullptr; // [vocab, hidden] (the embedding when tied)
-  const float* final_norm = nullptr;      // [hidden]
-  std::vector<LayerWeights> layers;
-  DeviceBuffer storage;
-  size_t bytes() const { return storage.bytes(); }
-};
-
-// Loads every tensor the config names from the safetensors files of model_dir; a missing tensor or
-// a wrong shape throws (the message names the tensor).
-ModelWeights load_weights(const std::string& model_dir, const ModelConfig& config);
-
-// The same layout filled with seeded random values on the device (benchmarks at a real model's
-// shapes without a checkpoint on disk): matrices ~ N(0, 0.02) in spread, norms near 1.
-ModelWeights random_weights(const ModelConfig& config, uint64_t seed);
 
 }  // namespace zinfer::gpu::cuda

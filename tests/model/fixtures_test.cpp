@@ -78,7 +78,7 @@ TEST_P(Fixture, GreedyMatchesTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Transformers, Fixture,
                          ::testing::Values("llama", "llama31", "mistral", "qwen2", "qwen3", "qwen3_bf16",
-                                           "llama_bf16"));
+                                           "llama_bf16", "llama_bias", "phi3"));
 
 }  // namespace
 }  // namespace zinfer::gpu

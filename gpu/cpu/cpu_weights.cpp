@@ -1,0 +1,33 @@
+#include "gpu/cpu/cpu_weights.h"
+
+#include <stdexcept>
+
+namespace zinfer::gpu::cpu {
+
+namespace {
+const WeightSet& open(const WeightSet* checkpoint) {
+  if (checkpoint == nullptr) throw std::logic_error("a weight was declared after the CPU weight store finished loading");
+  return *checkpoint;
+}
+}  // namespace
+
+models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& parts) {
+  Matrix m;
+  for (const models::TensorPart& p : parts) m.append(open(checkpoint_).get(p.name, p.shape));
+  matrices_.push_back(std::move(m));
+  return models::Linear{static_cast<int32_t>(matrices_.size() - 1)};
+}
+
+models::Vector CpuWeightStore::vector(const std::vector<models::TensorPart>& parts) {
+  std::vector<float> out;
+  for (const models::TensorPart& p : parts) {
+    const TensorView& t = open(checkpoint_).get(p.name, p.shape);
+    const size_t old = out.size();
+    out.resize(old + static_cast<size_t>(t.numel()));
+    to_float32(t, out.data() + old);
+  }
+  vectors_.push_back(std::move(out));
+  return models::Vector{static_cast<int32_t>(vectors_.size() - 1)};
+}
+
+}  // namespace zinfer::gpu::cpu

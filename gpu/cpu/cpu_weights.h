@@ -1,0 +1,35 @@
+// The CPU backend's weight store (gpu/models/weight_store.h): linear layers as Matrix (float32,
+// or bf16 rows widened exactly on use: matrix.h), vectors as float32. Tensors are read from the
+// checkpoint when the model definition declares them.
+#pragma once
+
+#include <vector>
+
+#include "gpu/cpu/matrix.h"
+#include "gpu/models/weight_store.h"
+#include "gpu/safetensors.h"
+
+namespace zinfer::gpu::cpu {
+
+class CpuWeightStore final : public models::WeightStore {
+ public:
+  // Reads `checkpoint` until finish_loading(); the tensors are copied, not kept mapped.
+  explicit CpuWeightStore(const WeightSet& checkpoint) : checkpoint_(&checkpoint) {}
+  void finish_loading() { checkpoint_ = nullptr; }
+
+  models::Linear linear(const std::vector<models::TensorPart>& parts) override;
+  models::Vector vector(const std::vector<models::TensorPart>& parts) override;
+
+  const Matrix& matrix(models::Linear w) const { return matrices_.at(static_cast<size_t>(w.id)); }
+  // nullptr for an invalid handle (an absent bias or norm).
+  const float* data(models::Vector v) const {
+    return v.valid() ? vectors_.at(static_cast<size_t>(v.id)).data() : nullptr;
+  }
+
+ private:
+  const WeightSet* checkpoint_;
+  std::vector<Matrix> matrices_;
+  std::vector<std::vector<float>> vectors_;
+};
+
+}  // namespace zinfer::gpu::cpu

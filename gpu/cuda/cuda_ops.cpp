@@ -1,0 +1,171 @@
+#include "gpu/cuda/cuda_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpu/cuda/attention.h"
+#include "gpu/cuda/bias_add.h"
+#include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/embedding.h"
+#include "gpu/cuda/gemv.h"
+#include "gpu/cuda/qkv_rope.h"
+#include "gpu/cuda/rmsnorm.h"
+#include "gpu/cuda/silu_mul.h"
+
+namespace zinfer::gpu::cuda {
+
+using models::Buffer;
+
+CudaBackend::Ops::Ops(CudaBackend& backend, const PackedStep& step, std::vector<float>* all_rows)
+    : b_(backend), st_(step), all_rows_(all_rows), meta_(backend.act_.meta.as<int32_t>()), T_(step.padded_tokens),
+      eps_(static_cast<float>(backend.config_.rms_norm_eps)), fused_(backend.fused_decode(step.padded_tokens)),
+      splits_(step.num_decode > 0 ? backend.decode_splits(step.num_decode) : 1) {}
+
+__nv_bfloat16* CudaBackend::Ops::buffer(Buffer b) const {
+  switch (b) {
+    case Buffer::kQkv: return b_.act_.qkv.as<__nv_bfloat16>();
+    case Buffer::kAttn: return b_.act_.attn.as<__nv_bfloat16>();
+    case Buffer::kMlp: return b_.act_.act.as<__nv_bfloat16>();
+  }
+  return nullptr;
+}
+
+void CudaBackend::Ops::embed(models::Linear table) {
+  const ModelConfig& c = b_.config_;
+  const StepLayout& L = *st_.layout;
+  int32_t* bad_ids = b_.act_.results.as<int32_t>() + static_cast<size_t>(b_.logit_rows_) * (2 + 2 * kMaxTopLogprobs);
+  check_cuda(launch_embedding(b_.weights_.matrix(table), meta_ + L.token_ids, meta_ + L.from_slot,
+                              b_.act_.last_sampled.as<int32_t>(), T_, c.hidden_size, c.vocab_size,
+                              b_.act_.residual.as<float>(), bad_ids, b_.compute_),
+             "embedding");
+}
+
+void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
+  const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
+  auto* residual = b_.act_.residual.as<float>();
+  if (fused_) {
+    check_cuda(launch_gemv(normed_gemv_args(residual, b_.weights_.data(norm), eps_, b_.weights_.matrix(w), buffer(out),
+                                            GemvOutput::kBf16, T_, N, H),
+                           b_.compute_),
+               "norm + linear gemv");
+    return;
+  }
+  auto* normed = b_.act_.normed.as<__nv_bfloat16>();
+  check_cuda(launch_rmsnorm(residual, b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_), "rmsnorm");
+  b_.gemm_->linear(normed, b_.weights_.matrix(w), buffer(out), T_, N, H, b_.compute_);
+}
+
+void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, models::Activation act, Buffer out) {
+  const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
+  auto* residual = b_.act_.residual.as<float>();
+  switch (act) {  // a new activation adds its epilogue and kernel here (the compiler names this place)
+    case models::Activation::kSilu:
+      break;
+  }
+  if (fused_) {
+    check_cuda(launch_gemv(normed_gemv_args(residual, b_.weights_.data(norm), eps_, b_.weights_.matrix(w), buffer(out),
+                                            GemvOutput::kSiluMul, T_, N, H),
+                           b_.compute_),
+               "norm + gated linear gemv");
+    return;
+  }
+  auto* normed = b_.act_.normed.as<__nv_bfloat16>();
+  auto* gate_up = b_.act_.gate_up.as<__nv_bfloat16>();
+  check_cuda(launch_rmsnorm(residual, b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_), "rmsnorm");
+  b_.gemm_->linear(normed, b_.weights_.matrix(w), gate_up, T_, N, H, b_.compute_);
+  check_cuda(launch_silu_mul(gate_up, buffer(out), T_, N / 2, b_.compute_), "silu mul");
+}
+
+void CudaBackend::Ops::rotary_cache_write(const models::AttentionInputs& in, int32_t layer) {
+  const ModelConfig& c = b_.config_;
+  const StepLayout& L = *st_.layout;
+  QkvRopeParams rp;
+  rp.qkv = b_.act_.qkv.as<__nv_bfloat16>();
+  rp.bias = b_.weights_.data(in.qkv_bias);
+  rp.q_norm = b_.weights_.data(in.q_norm);
+  rp.k_norm = b_.weights_.data(in.k_norm);
+  rp.inv_freq = b_.act_.inv_freq.as<float>();
+  rp.positions = meta_ + L.positions;
+  rp.slot_mapping = meta_ + L.slot_mapping;
+  rp.q_out = b_.act_.q.as<__nv_bfloat16>();
+  rp.k_cache = b_.kv_->k(layer);
+  rp.v_cache = b_.kv_->v(layer);
+  rp.num_tokens = T_;
+  rp.num_heads = c.num_attention_heads;
+  rp.num_kv_heads = c.num_key_value_heads;
+  rp.head_dim = c.head_dim;
+  rp.norm_eps = eps_;
+  check_cuda(launch_qkv_rope(rp, b_.compute_), "qkv rope");
+}
+
+void CudaBackend::Ops::attention(int32_t layer) {
+  const ModelConfig& c = b_.config_;
+  const StepLayout& L = *st_.layout;
+  PagedKv kv;
+  kv.q = b_.act_.q.as<__nv_bfloat16>();
+  kv.k_cache = b_.kv_->k(layer);
+  kv.v_cache = b_.kv_->v(layer);
+  kv.out = b_.act_.attn.as<__nv_bfloat16>();
+  kv.positions = meta_ + L.positions;
+  kv.token_seq = meta_ + L.token_seq;
+  kv.seq_block_offset = meta_ + L.seq_block_offset;
+  kv.block_tables = meta_ + L.block_tables;
+  kv.num_heads = c.num_attention_heads;
+  kv.num_kv_heads = c.num_key_value_heads;
+  kv.head_dim = c.head_dim;
+  kv.block_size = b_.options_.block_size;
+  kv.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  kv.sliding_window = c.sliding_window;
+  if (st_.num_decode > 0) {
+    DecodeWork work{meta_ + L.decode_tokens, st_.num_decode, splits_, b_.act_.partial_acc.as<float>(),
+                    b_.act_.partial_ml.as<float>(), b_.act_.split_counters.as<uint32_t>(), st_.decode_tokens_alone};
+    check_cuda(launch_decode_attention(kv, work, b_.compute_), "decode attention");
+  }
+  if (st_.num_tiles > 0) {
+    check_cuda(launch_prefill_attention(kv, meta_ + L.tiles, st_.num_tiles, b_.compute_), "prefill attention");
+  }
+}
+
+void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vector bias) {
+  const int32_t N = static_cast<int32_t>(b_.weights_.rows(w)), K = static_cast<int32_t>(b_.weights_.cols(w));
+  auto* residual = b_.act_.residual.as<float>();
+  if (fused_) {
+    check_cuda(launch_gemv(residual_gemv_args(buffer(in), b_.weights_.matrix(w), residual, T_, N, K), b_.compute_),
+               "linear + residual gemv");
+  } else {
+    b_.gemm_->linear_add_f32(buffer(in), b_.weights_.matrix(w), residual, T_, N, K, b_.compute_);
+  }
+  if (bias.valid()) check_cuda(launch_bias_add(residual, b_.weights_.data(bias), T_, N, b_.compute_), "bias add");
+}
+
+void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
+  const ModelConfig& c = b_.config_;
+  auto* residual = b_.act_.residual.as<float>();
+  const float* norm_w = b_.weights_.data(norm);
+  auto* logits = b_.act_.logits.as<float>();
+  if (all_rows_ == nullptr) {
+    // The LM head stays on cuBLASLt: a GEMV with the final norm as its prologue streamed the
+    // head no faster than cuBLASLt and the decode step was no faster with it (gpu.md).
+    const auto R = static_cast<int32_t>(st_.rows.size());
+    auto* rows = b_.act_.final_rows.as<__nv_bfloat16>();
+    check_cuda(launch_rmsnorm(residual, norm_w, rows, R, c.hidden_size, eps_, b_.compute_, meta_ + st_.layout->sample_rows),
+               "final norm");
+    b_.gemm_->linear_f32_out(rows, b_.weights_.matrix(head), logits, R, c.vocab_size, c.hidden_size, b_.compute_);
+    return;
+  }
+  const int32_t T = st_.num_tokens;
+  auto* normed = b_.act_.normed.as<__nv_bfloat16>();
+  check_cuda(launch_rmsnorm(residual, norm_w, normed, T, c.hidden_size, eps_, b_.compute_), "final norm");
+  all_rows_->resize(static_cast<size_t>(T) * c.vocab_size);
+  for (int32_t r0 = 0; r0 < T; r0 += b_.logit_rows_) {
+    const int32_t n = std::min(b_.logit_rows_, T - r0);
+    b_.gemm_->linear_f32_out(normed + static_cast<size_t>(r0) * c.hidden_size, b_.weights_.matrix(head), logits, n,
+                             c.vocab_size, c.hidden_size, b_.compute_);
+    check_cuda(cudaMemcpyAsync(all_rows_->data() + static_cast<size_t>(r0) * c.vocab_size, logits,
+                               static_cast<size_t>(n) * c.vocab_size * 4, cudaMemcpyDeviceToHost, b_.compute_),
+               "download of logits");
+    check_cuda(cudaStreamSynchronize(b_.compute_), "forward_logits");
+  }
+}
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,50 @@
+// The ops of gpu/models/forward_ops.h on the CUDA backend's kernels, over one packed step. Shapes
+// (T tokens, rows x columns; the residual stream float32, the rest bf16):
+//   norm_linear        [T, H] -> [T, N]  GEMV with the RMSNorm in its prologue at 1-2 rows
+//                                        (gemv.h), else RMSNorm then cuBLASLt
+//   norm_gated_linear  [T, H] -> [T, I]  the same with silu(gate) * up in the GEMV's epilogue,
+//                                        else RMSNorm, cuBLASLt and the silu_mul kernel
+//   rotary_cache_write [T, (Hq + 2 Hkv) D] -> q [T, Hq, D], K/V -> paged cache (qkv_rope)
+//   attention          decode list: split-K on tensor cores; prefill tiles: wgmma / mma.sync
+//   linear_residual    residual += x · Wᵀ in float32 (GEMV epilogue, or cuBLASLt with a float32
+//                      C = D and beta 1): a bf16 output added afterwards would round each layer's
+//                      two updates to bf16 first, a visible part of the error against float32
+//                      over the 32 layers of an 8B model.
+// At 1-2 rows that is 6 kernels per layer instead of 9 with the same roundings; from 3 rows on
+// cuBLASLt's tensor cores win (zinfer-cuda-bench gemv).
+#pragma once
+
+#include <vector>
+
+#include "gpu/cuda/cuda_backend_impl.h"
+
+namespace zinfer::gpu::cuda {
+
+class CudaBackend::Ops final : public models::ForwardOps {
+ public:
+  // all_rows: logits() writes every row's logits there (forward_logits); null: the sampled rows'
+  // into act_.logits (step).
+  Ops(CudaBackend& backend, const PackedStep& step, std::vector<float>* all_rows = nullptr);
+
+  void embed(models::Linear table) override;
+  void norm_linear(models::Vector norm, models::Linear w, models::Buffer out) override;
+  void norm_gated_linear(models::Vector norm, models::Linear w, models::Activation act, models::Buffer out) override;
+  void rotary_cache_write(const models::AttentionInputs& in, int32_t layer) override;
+  void attention(int32_t layer) override;
+  void linear_residual(models::Buffer in, models::Linear w, models::Vector bias) override;
+  void logits(models::Vector norm, models::Linear head) override;
+
+ private:
+  __nv_bfloat16* buffer(models::Buffer b) const;
+
+  CudaBackend& b_;
+  const PackedStep& st_;
+  std::vector<float>* all_rows_;
+  const int32_t* meta_;
+  int32_t T_;
+  float eps_;
+  bool fused_;     // the GEMV layers (gemv.h) rather than cuBLASLt's
+  int32_t splits_; // decode attention splits
+};
+
+}  // namespace zinfer::gpu::cuda
