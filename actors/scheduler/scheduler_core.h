@@ -188,7 +188,6 @@ class SchedulerCore {
   uint64_t next_seq_id_ = 1;
   uint64_t next_step_id_ = 1;
   uint64_t next_arrival_ = 0;
-  uint64_t step_counter_ = 0;  // step id being planned, for not_before_step
   // statistics
   int64_t num_preemptions_ = 0;
   int64_t prompt_tokens_ = 0;
