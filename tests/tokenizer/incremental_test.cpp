@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/tokenizer/utf8.h"
+#include "actors/text/utf8.h"
 #include "tests/tokenizer/test_data.h"
 
 namespace zinfer::tok::testing {
