@@ -2,7 +2,7 @@
 // batching with chunked prefill, stop conditions, preemption, n > 1 samples, abort, statistics.
 //
 // A step is three calls:   schedule() -> StepPlan;  the executor runs it;  postprocess(result).
-// Overlap (shared/DESIGN.md): schedule() may be called again while up to max_plans_in_flight - 1
+// Overlap (docs/architecture.md, I14, I15): schedule() may be called again while up to max_plans_in_flight - 1
 // plans are unanswered. It then assumes that every sequence sampling in a plan in flight yields
 // exactly one token: such a sequence's next decode carries use_last_sampled and its slot is
 // allocated already. A prompt chunk counts as computed as soon as it is planned (plans run in
