@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -22,21 +23,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kHeaderLimit = 16 * 1024;
-
-std::string chunk(const std::string& data) {
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  return size + data + "\r\n";
-}
-
-std::string stream_header(bool keep_alive) {
-  return std::string("HTTP/1.1 200 OK\r\n"
-                     "Content-Type: text/event-stream\r\n"
-                     "Cache-Control: no-cache\r\n"
-                     "Transfer-Encoding: chunked\r\n"
-                     "Connection: ") +
-         (keep_alive ? "keep-alive" : "close") + "\r\n\r\n";
-}
 
 int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -228,11 +214,12 @@ void HttpSession::apply(Generation::Reaction r) {
     case Kind::kStream:
       if (!stream_open_) {
         stream_open_ = true;
-        enqueue(stream_header(keep_alive_));
+        open_stream();
       }
-      enqueue(chunk(r.data));
+      // A chunk of no bytes would read as the last chunk and end the body early.
+      if (!r.data.empty()) enqueue(Outgoing::Kind::kChunk, std::move(r.data));
       if (r.finished) {
-        enqueue("0\r\n\r\n");
+        enqueue(Outgoing::Kind::kLastChunk, {});
         finish_response();
       }
       return;
@@ -253,17 +240,31 @@ void HttpSession::send_response(int status, std::string content_type, std::strin
   std::ostringstream os;
   os << res;
   busy_ = true;
-  enqueue(os.str());
+  enqueue(Outgoing::Kind::kBytes, os.str());
   finish_response();
+}
+
+// A streamed response: a header with `Transfer-Encoding: chunked`, written by Beast's serializer,
+// then one chunk per event (http::make_chunk) and the last, empty chunk (http::make_chunk_last).
+void HttpSession::open_stream() {
+  stream_serializer_.reset();
+  stream_header_.emplace(http::status::ok, 11);
+  stream_header_->set(http::field::server, "zinfer");
+  stream_header_->set(http::field::content_type, "text/event-stream");
+  stream_header_->set(http::field::cache_control, "no-cache");
+  stream_header_->chunked(true);
+  stream_header_->set(http::field::connection, keep_alive_ ? "keep-alive" : "close");
+  stream_serializer_.emplace(*stream_header_);
+  enqueue(Outgoing::Kind::kStreamHeader, {});
 }
 
 void HttpSession::send_error(const ApiError& error, bool close_after) {
   send_response(error.status(), "application/json", error.to_json().dump(), close_after);
 }
 
-void HttpSession::enqueue(std::string bytes) {
+void HttpSession::enqueue(Outgoing::Kind kind, std::string bytes) {
   if (closed_) return;
-  outbox_.push_back(std::move(bytes));
+  outbox_.push_back(Outgoing{kind, std::move(bytes)});
   do_write();
 }
 
@@ -283,8 +284,22 @@ void HttpSession::do_write() {
       self->close();  // the client stopped reading
     }
   });
-  asio::async_write(socket_, asio::buffer(outbox_.front()),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+  auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); };
+  const Outgoing& out = outbox_.front();  // stays at the front, unchanged, until on_write
+  switch (out.kind) {
+    case Outgoing::Kind::kBytes:
+      asio::async_write(socket_, asio::buffer(out.bytes), std::move(done));
+      break;
+    case Outgoing::Kind::kStreamHeader:
+      http::async_write_header(socket_, *stream_serializer_, std::move(done));
+      break;
+    case Outgoing::Kind::kChunk:
+      asio::async_write(socket_, http::make_chunk(asio::buffer(out.bytes)), std::move(done));
+      break;
+    case Outgoing::Kind::kLastChunk:
+      asio::async_write(socket_, http::make_chunk_last(), std::move(done));
+      break;
+  }
 }
 
 void HttpSession::on_write(beast::error_code ec) {

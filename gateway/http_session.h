@@ -17,7 +17,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
 
 #include "gateway/api_error.h"
@@ -44,7 +46,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void send_response(int status, std::string content_type, std::string body, bool close_after = false);
   void send_error(const ApiError& error, bool close_after = false);
-  void enqueue(std::string bytes);
+  // What goes out, in order: whole serialized responses, or the parts of a streamed one.
+  struct Outgoing {
+    enum class Kind { kBytes, kStreamHeader, kChunk, kLastChunk } kind;
+    std::string bytes;  // kBytes: the response; kChunk: the chunk's data
+  };
+  void open_stream();
+  void enqueue(Outgoing::Kind kind, std::string bytes);
   void finish_response();
   void do_write();
   void on_write(boost::beast::error_code ec);
@@ -64,7 +72,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<Request> pipelined_;
   std::unique_ptr<Generation> generation_;
 
-  std::deque<std::string> outbox_;
+  std::deque<Outgoing> outbox_;
+  // The header of the streamed response being written and Beast's serializer of it.
+  std::optional<boost::beast::http::response<boost::beast::http::empty_body>> stream_header_;
+  std::optional<boost::beast::http::response_serializer<boost::beast::http::empty_body>> stream_serializer_;
   bool reading_ = false;
   bool writing_ = false;
   bool busy_ = false;               // a request is being answered

@@ -4,7 +4,7 @@
 
 #include "actors/chat_template/builtins.h"
 #include "actors/chat_template/template_error.h"
-#include "actors/chat_template/utf8.h"
+#include "actors/text/utf8.h"
 
 namespace zinfer::chat {
 

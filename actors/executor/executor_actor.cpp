@@ -101,7 +101,8 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
 
     // Each sequence's whole block table, rebuilt from the deltas plans carry
     // (protocol/block_table_delta.h); the backend gets whole tables, lent for the step (moved,
-    // not copied: at 256 sequences of thousands of tokens a copy per step cost ~40 us).
+    // not copied: a copy would cost time per step in proportion to every running context,
+    // docs/benchmarks/scheduler.md).
     protocol::BlockTableMirror tables;
     // Each step's plan is decoded into the last one and its batch written over the last batch
     // (to_batch_input), so that their vectors' memory serves every step.

@@ -28,7 +28,6 @@ bool SchedulerCore::awaits_last_result(const Sequence& s) const {
 std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   if (static_cast<int32_t>(in_flight_.size()) >= config_.max_plans_in_flight) return std::nullopt;
   StepBuilder b;
-  step_counter_ = next_step_id_;
   b.plan.step_id = next_step_id_;
   b.record.step_id = next_step_id_;
   b.budget = config_.max_num_batched_tokens;

@@ -2,7 +2,7 @@
 // batching with chunked prefill, stop conditions, preemption, n > 1 samples, abort, statistics.
 //
 // A step is three calls:   schedule() -> StepPlan;  the executor runs it;  postprocess(result).
-// Overlap (shared/DESIGN.md): schedule() may be called again while up to max_plans_in_flight - 1
+// Overlap (docs/architecture.md, I14, I15): schedule() may be called again while up to max_plans_in_flight - 1
 // plans are unanswered. It then assumes that every sequence sampling in a plan in flight yields
 // exactly one token: such a sequence's next decode carries use_last_sampled and its slot is
 // allocated already. A prompt chunk counts as computed as soon as it is planned (plans run in
@@ -188,7 +188,6 @@ class SchedulerCore {
   uint64_t next_seq_id_ = 1;
   uint64_t next_step_id_ = 1;
   uint64_t next_arrival_ = 0;
-  uint64_t step_counter_ = 0;  // step id being planned, for not_before_step
   // statistics
   int64_t num_preemptions_ = 0;
   int64_t prompt_tokens_ = 0;

@@ -4,8 +4,8 @@
 
 #include <utf8proc.h>
 
+#include "actors/text/utf8.h"
 #include "actors/tokenizer/components.h"
-#include "actors/tokenizer/utf8.h"
 
 namespace zinfer::tok {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "actors/text/utf8.h"
 #include "actors/tokenizer/tokenizer.h"
-#include "actors/tokenizer/utf8.h"
 
 namespace zinfer::tok {
 

@@ -1,6 +1,6 @@
 #include "actors/tokenizer/byte_level.h"
 
-#include "actors/tokenizer/utf8.h"
+#include "actors/text/utf8.h"
 
 namespace zinfer::tok {
 

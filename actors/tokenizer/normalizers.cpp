@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
+#include "actors/text/utf8.h"
 #include "actors/tokenizer/components.h"
 #include "actors/tokenizer/regex.h"
 #include "actors/tokenizer/tokenizer.h"
-#include "actors/tokenizer/utf8.h"
 
 namespace zinfer::tok {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "actors/tokenizer/utf8.h"
+#include "actors/text/utf8.h"
 
 namespace zinfer::tok {
 

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/text/utf8.h"
 #include "actors/tokenizer/byte_level.h"
 #include "actors/tokenizer/components.h"
 #include "actors/tokenizer/regex.h"
 #include "actors/tokenizer/tokenizer.h"
-#include "actors/tokenizer/utf8.h"
 
 namespace zinfer::tok {
 

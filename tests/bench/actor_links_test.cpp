@@ -59,6 +59,7 @@ std::optional<std::string> recv_within(runtime::Link& link) {
 
 class ActorLinks : public ::testing::TestWithParam<std::string> {};
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST_P(ActorLinks, ExecutorAnswersABadFrameAndKeepsServing) {
   TempFolder dir;
   runtime::Config c;
@@ -86,6 +87,7 @@ TEST_P(ActorLinks, ExecutorAnswersABadFrameAndKeepsServing) {
   EXPECT_TRUE(executor.alive());
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST_P(ActorLinks, DetokenizerSkipsABadFrameAndKeepsServing) {
   TempFolder dir;
   runtime::Config c;

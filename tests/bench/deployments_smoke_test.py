@@ -9,6 +9,9 @@ decoded all 4 sequences, and that a missing `zinfer` binary is a clear error. No
         --model build/models/default
 """
 
+# Invariant 11 (docs/architecture.md): the same actors over inproc://, shm:// and ipc://.
+# Invariant 31 (docs/architecture.md): the command line is a contract (`zinfer-bench scheduler`).
+
 import argparse
 import json
 import subprocess

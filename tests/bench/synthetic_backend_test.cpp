@@ -167,6 +167,7 @@ TEST(SyntheticBackend, TopLogprobsListTheSampledTokenFirst) {
   EXPECT_EQ(ids.size(), 4u);
 }
 
+// Invariant 26 (docs/architecture.md): a failed step fails only its plan's requests.
 TEST(SyntheticBackend, PlansOutsideTheCacheAreErrors) {
   auto b = make_backend(options(8, 4));
   BatchInput short_table;
@@ -184,6 +185,7 @@ TEST(SyntheticBackend, PlansOutsideTheCacheAreErrors) {
   EXPECT_THROW(b->step(bad_count), std::invalid_argument);
 }
 
+// Invariant 3 (docs/architecture.md): blocks are the scheduler's, planned then committed in full; the executor touches only the blocks a plan names.
 // Every entry of a table is checked, wherever it is, and the error names the first bad one.
 TEST(SyntheticBackend, EveryBlockOfATableIsChecked) {
   auto b = make_backend(options(8, 4));

@@ -48,6 +48,7 @@ TEST(CudaPrefillAttention, MatchesFloat64OnVarlenBatchWithPrefixes) {
   }
 }
 
+// Invariant 18 (docs/architecture.md): the step's shape picks the kernel, and every choice computes the same function.
 TEST(CudaDecodeAttention, MatchesFloat64WithAndWithoutSplits) {
   ZINFER_REQUIRE_CUDA();
   // 24 and 40 run padded (to 32 and 64).
@@ -230,6 +231,7 @@ TEST(CudaDecodeAttention, LastSplitMergesAndLeavesCountersZeroForTheNextLaunch) 
   }
 }
 
+// Invariant 21 (docs/architecture.md): before its wait a programmatically launched kernel reads only what its two predecessors do not write.
 // With keys_before_query_cached the kernel reads the cached keys while the kernels before it may
 // still run, and q and each token's own key only after them, as a decode step launches it: a
 // long GEMV, then the rotary kernel writing q and the new K/V rows (zero frequencies: the rotation

@@ -117,6 +117,7 @@ double cosine(const float* a, const double* b, int n) {
 
 class CudaBackendModels : public ::testing::TestWithParam<TinyModel> {};
 
+// Invariant 17 (docs/architecture.md): both backends compute the same model, and it is transformers' model.
 TEST_P(CudaBackendModels, ForwardLogitsMatchFloat64Reference) {
   ZINFER_REQUIRE_CUDA();
   const std::string dir = make_model(GetParam());
@@ -141,6 +142,7 @@ TEST_P(CudaBackendModels, ForwardLogitsMatchFloat64Reference) {
   EXPECT_LT(relative_error(first, whole_head), 1e-2);
 }
 
+// Invariant 5 (docs/architecture.md): the last sampled token stays on the executor.
 TEST_P(CudaBackendModels, GreedyDecodeFeedsDeviceTokensAndMatchesLogits) {
   ZINFER_REQUIRE_CUDA();
   const std::string dir = make_model(GetParam());
@@ -196,6 +198,8 @@ TEST_P(CudaBackendModels, GreedyDecodeFeedsDeviceTokensAndMatchesLogits) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, CudaBackendModels, ::testing::ValuesIn(kModels),
                          [](const auto& info) { return info.param.name; });
 
+// Invariant 18 (docs/architecture.md): the step's shape picks the kernel, and every choice computes the same function.
+// Invariant 21 (docs/architecture.md): before its wait a programmatically launched kernel reads only what its two predecessors do not write.
 // Three sequences prefilled in one mixed step, then decoded together: a backend with CUDA graphs
 // and one without sample the same tokens, greedy and seeded.
 TEST(CudaBackend, GraphsMatchEagerOnBatchedDecode) {
@@ -237,6 +241,7 @@ TEST(CudaBackend, GraphsMatchEagerOnBatchedDecode) {
   }
 }
 
+// Invariant 24 (docs/architecture.md): KV layout [num_blocks, block_size, num_kv_heads, head_dim] per layer for K and V, same on the host.
 // Swapping a sequence's blocks out and back in to other blocks, and copying them, keeps its KV.
 TEST(CudaBackend, SwapAndCopyPreserveTheCache) {
   ZINFER_REQUIRE_CUDA();
@@ -270,6 +275,7 @@ TEST(CudaBackend, SwapAndCopyPreserveTheCache) {
   EXPECT_THROW(backend->step(bad), std::invalid_argument);
 }
 
+// Invariant 26 (docs/architecture.md): a failed step fails only its plan's requests.
 TEST(CudaBackend, RejectsBadInputsWithMessages) {
   ZINFER_REQUIRE_CUDA();
   const std::string dir = make_model(kModels[0]);

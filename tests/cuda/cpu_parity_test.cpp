@@ -94,12 +94,14 @@ void compare(const std::string& dir) {
   }
 }
 
+// Invariant 17 (docs/architecture.md): both backends compute the same model, and it is transformers' model.
 TEST(CudaBackend, MatchesCpuBackendOnTinyModels) {
   ZINFER_REQUIRE_CUDA();
   compare(tiny_model("llama", Architecture::kLlama, 32, false));
   compare(tiny_model("qwen3", Architecture::kQwen3, 64, true));
 }
 
+// Invariant 17 (docs/architecture.md): both backends compute the same model, and it is transformers' model.
 TEST(CudaBackend, MatchesCpuBackendOnModelFixtures) {
   ZINFER_REQUIRE_CUDA();
   const std::filesystem::path root = std::filesystem::path(ZINFER_SOURCE_DIR) / "tests" / "data" / "models";

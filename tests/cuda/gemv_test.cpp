@@ -122,6 +122,7 @@ TEST(CudaGemv, AutoStreamsOneRowThroughTheRing) {
   EXPECT_EQ(gemv_auto_streaming(8, 8), GemvStreaming::kRegisters);
 }
 
+// Invariant 18 (docs/architecture.md): the step's shape picks the kernel, and every choice computes the same function.
 TEST(CudaGemv, PlainMatchesFloat64) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(11);
@@ -229,6 +230,7 @@ TEST(CudaGemv, RejectsOddGateUpAndUnsupportedShapes) {
   EXPECT_EQ(launch_gemv(a, nullptr), cudaErrorInvalidValue);
 }
 
+// Invariant 20 (docs/architecture.md): the residual stream is float32.
 TEST(CudaGemv, ResidualEpilogueMatchesFloat64AndIsDeterministic) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(14);

@@ -128,6 +128,7 @@ TEST(CudaSampling, GreedyTakesTheFirstOfTiedMaximaAcrossSlices) {
   EXPECT_NEAR(r2.logprob[0], log_softmax(one)[36], 1e-5);
 }
 
+// Invariant 19 (docs/architecture.md): sampling depends on the request (seed, token index), not on the batch.
 TEST(CudaSampling, SeededDrawsAreReproducibleAndIndependentOfTheBatch) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(8);

@@ -3,6 +3,8 @@ malformed JSON, wrong types, an unknown model (404), a prompt over the context l
 <= 0, broken msgpack frames; meanwhile concurrent good requests complete unaffected, with output
 identical to the same requests on an idle server."""
 
+# Invariant 25 (docs/architecture.md): no input aborts a process.
+
 import json
 import os
 import sys

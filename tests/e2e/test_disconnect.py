@@ -3,6 +3,8 @@ non-streaming one that hangs up while waiting, a ZeroMQ Abort and a ZeroMQ clien
 away: each time the request stops long before its max_tokens, its blocks are freed (kv usage 0,
 nothing running) and the server goes on serving."""
 
+# Invariant 2 (docs/architecture.md): a client that goes away becomes an Abort; its blocks are freed.
+
 import json
 import os
 import socket

@@ -3,6 +3,9 @@ data: [DONE]), and one prompt gives identical greedy tokens through `zinfer gene
 the ZeroMQ endpoint (examples/python/client.py, zinfer-client and a msgpack DEALER). Run with
 --deployment serve (threads of one process) or --deployment launch (one process per actor)."""
 
+# Invariant 11 (docs/architecture.md): the same actor code runs as threads (serve) or processes (launch).
+# Invariant 31 (docs/architecture.md): the command line is a contract (`zinfer generate --json`).
+
 import json
 import os
 import subprocess

@@ -17,6 +17,9 @@ Everything started here is stopped at the end, whatever happens. Exit status 0 =
 1 = failed, 77 = skipped (python3-zmq or python3-msgpack missing).
 """
 
+# Invariant 11 (docs/architecture.md): an actor left out of [runtime].actors is replaced by another process.
+# Invariant 31 (docs/architecture.md): the command line is a contract (`zinfer serve`, `generate --json`).
+
 import argparse
 import ctypes
 import json

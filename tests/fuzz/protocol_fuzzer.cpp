@@ -1,5 +1,6 @@
 // libFuzzer target for the protocol decoder: any byte string must either decode or throw
 // ProtocolError — never crash, hang or leak.
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

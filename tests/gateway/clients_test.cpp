@@ -59,6 +59,7 @@ TEST_F(ClientsTest, StreamsText) {
   }
 }
 
+// Invariant 31 (docs/architecture.md): the command line is a contract.
 TEST_F(ClientsTest, JsonOutputAndSamplingFlags) {
   size_t before = 0;
   for (const auto& client : clients()) {

@@ -23,6 +23,7 @@ int thread_count() {
   return n;
 }
 
+// Invariant 2 (docs/architecture.md): requests are the gateway's until handed on; a client that goes away becomes an Abort.
 TEST_F(GatewayServerTest, DisconnectWhileStreamingAborts) {
   HttpConnection c(port_);
   c.send(http::verb::post, "/v1/completions", R"({"prompt":"HANG","stream":true})");
@@ -35,6 +36,7 @@ TEST_F(GatewayServerTest, DisconnectWhileStreamingAborts) {
   EXPECT_TRUE(engine_->wait_aborted(id, std::chrono::seconds(10)));
 }
 
+// Invariant 2 (docs/architecture.md): requests are the gateway's until handed on; a client that goes away becomes an Abort.
 TEST_F(GatewayServerTest, DisconnectWhileWaitingAborts) {
   // A non-stream request sends nothing until the end; the client leaves before that.
   HttpConnection c(port_);

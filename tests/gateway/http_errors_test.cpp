@@ -37,6 +37,7 @@ void expect_400(uint16_t port, const std::string& path, const std::string& body,
   expect_error(post_json(port, path, body), 400, "invalid_request_error", param);
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST_F(GatewayServerTest, MalformedJson) {
   auto e = expect_error(post_json(port_, "/v1/completions", R"({"prompt": "x", )"), 400, "invalid_request_error");
   EXPECT_NE(e["message"].get<std::string>().find("JSON"), std::string::npos);
@@ -109,6 +110,7 @@ TEST_F(GatewayServerTest, UnknownModelAndPathAndMethod) {
   EXPECT_EQ(c.request(http::verb::get, "/health").status, 200);
 }
 
+// Invariant 27 (docs/architecture.md): back-pressure, not loss.
 TEST_F(GatewayServerTest, BodyTooLarge) {
   std::string big = R"({"prompt":")" + std::string(100 * 1024, 'a') + R"("})";
   HttpConnection c(port_);
@@ -125,6 +127,7 @@ TEST_F(GatewayServerTest, EngineErrorBeforeAnyTokenGetsItsStatus) {
                "invalid_request_error");
 }
 
+// Invariant 26 (docs/architecture.md): a failed step fails only its plan's requests.
 TEST_F(GatewayServerTest, EngineErrorMidStreamEndsTheStream) {
   auto r = post_json(port_, "/v1/completions", R"({"prompt":"BREAK","max_tokens":10,"stream":true})");
   ASSERT_EQ(r.status, 200);
@@ -137,6 +140,7 @@ TEST_F(GatewayServerTest, EngineErrorMidStreamEndsTheStream) {
   expect_error(r2, 500, "server_error");
 }
 
+// Invariant 27 (docs/architecture.md): back-pressure, not loss.
 TEST_F(GatewayServerTest, OverloadGets429AndRecovers) {
   auto options = test_options();
   options.max_in_flight = 2;

@@ -104,6 +104,51 @@ TEST_F(GatewayServerTest, CompletionStreamFramingAndUsage) {
   EXPECT_EQ(events[5], "[DONE]");
 }
 
+// The bytes on the wire: a chunked header, chunks that each hold whole server-sent events, then
+// the zero-length last chunk right after [DONE].
+TEST_F(GatewayServerTest, StreamWireFramingIsWholeEventsPerChunkThenTheLastChunk) {
+  HttpConnection c(port_);
+  c.send(http::verb::post, "/v1/completions", R"({"prompt":"abc","max_tokens":2,"stream":true})");
+  const std::string raw = c.read_until("data: [DONE]\n\n\r\n0\r\n\r\n");
+  const size_t header_end = raw.find("\r\n\r\n");
+  ASSERT_NE(header_end, std::string::npos) << raw;
+  const std::string header = raw.substr(0, header_end + 2);
+  EXPECT_EQ(header.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << header;
+  EXPECT_NE(header.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << header;
+  EXPECT_NE(header.find("Content-Type: text/event-stream\r\n"), std::string::npos) << header;
+  EXPECT_NE(header.find("Connection: keep-alive\r\n"), std::string::npos) << header;
+  std::vector<std::string> chunks;
+  size_t pos = header_end + 4;
+  while (true) {
+    const size_t line_end = raw.find("\r\n", pos);
+    ASSERT_NE(line_end, std::string::npos) << raw;
+    const size_t size = std::stoul(raw.substr(pos, line_end - pos), nullptr, 16);
+    if (size == 0) {
+      EXPECT_EQ(raw.substr(line_end), "\r\n\r\n");  // the last chunk ends the bytes read
+      break;
+    }
+    ASSERT_LE(line_end + 2 + size + 2, raw.size()) << raw;
+    chunks.push_back(raw.substr(line_end + 2, size));
+    EXPECT_EQ(raw.substr(line_end + 2 + size, 2), "\r\n");
+    pos = line_end + 2 + size + 2;
+  }
+  ASSERT_FALSE(chunks.empty()) << raw;
+  std::string body;
+  for (const auto& chunk : chunks) {
+    const auto events = sse_payloads(chunk);
+    ASSERT_FALSE(events.empty()) << chunk;
+    EXPECT_EQ(events.back().rfind("<", 0), std::string::npos) << "a chunk that cuts an event: " << chunk;
+    body += chunk;
+  }
+  const auto events = sse_payloads(body);
+  ASSERT_EQ(events.size(), 3u) << raw;  // 2 tokens, [DONE]
+  EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_TRUE(chunks.back().ends_with("data: [DONE]\n\n")) << chunks.back();
+  // The connection stays usable for the next request.
+  auto next = c.request(http::verb::get, "/v1/models");
+  EXPECT_EQ(next.status, 200);
+}
+
 TEST_F(GatewayServerTest, StreamWithoutUsageHasNoUsageChunk) {
   auto r = post_json(port_, "/v1/completions", R"({"prompt":"abc","max_tokens":2,"stream":true})");
   ASSERT_EQ(r.status, 200);

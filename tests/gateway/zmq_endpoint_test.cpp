@@ -69,6 +69,7 @@ TEST_F(ZmqEndpointTest, SameClientIdFromTwoClientsIsTwoRequests) {
   EXPECT_NE(sent[0].request_id, sent[1].request_id);
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST_F(ZmqEndpointTest, BrokenMsgpackGetsErrorReplyAndTheEndpointKeepsServing) {
   ZmqClient c(ctx_, endpoint_->endpoint());
   c.send_raw(std::string("\xc1\xff\x00garbage", 10));
@@ -164,6 +165,7 @@ TEST_F(ZmqEndpointTest, AbortReachesTheEngineAndEndsTheStream) {
   }
 }
 
+// Invariant 2 (docs/architecture.md): requests are the gateway's until handed on; a client that goes away becomes an Abort.
 TEST_F(ZmqEndpointTest, DisconnectedClientsRequestsAreAborted) {
   auto c = std::make_unique<ZmqClient>(ctx_, endpoint_->endpoint());
   c->send(request(12, "HANG", 1));

@@ -48,6 +48,7 @@ TEST(BlockManager, AllocatesBlocksForSlots) {
   EXPECT_EQ(m.stats().free_device_blocks, 5);
 }
 
+// Invariant 3 (docs/architecture.md): blocks are the scheduler's, planned then committed in full; the executor touches only the blocks a plan names.
 TEST(BlockManager, InfeasiblePlanChangesNothing) {
   BlockManager m(config(3));
   admit(m, 1, tokens(8));
@@ -64,6 +65,7 @@ TEST(BlockManager, InfeasiblePlanChangesNothing) {
   EXPECT_FALSE(m.has(2));
 }
 
+// Invariant 3 (docs/architecture.md): blocks are the scheduler's, planned then committed in full; the executor touches only the blocks a plan names.
 TEST(BlockManager, StalePlanIsRefused) {
   BlockManager m(config(4));
   AllocationPlan p1 = m.plan_allocation(1, 4);

@@ -13,6 +13,7 @@ std::vector<int32_t> block_tokens(int32_t salt, int32_t size = 4) {
   return t;
 }
 
+// Invariant 3 (docs/architecture.md): blocks are the scheduler's, planned then committed in full; the executor touches only the blocks a plan names.
 TEST(BlockPool, TakeAndReleaseCountReferences) {
   BlockPool pool(3, 4, true);
   EXPECT_EQ(pool.num_available(), 3);

@@ -89,6 +89,7 @@ double log_softmax_at(const std::vector<double>& l, int i) {
 
 class EachArchitecture : public ::testing::TestWithParam<std::tuple<Architecture, bool, bool>> {};
 
+// Invariant 17 (docs/architecture.md): both backends compute the same model, and it is transformers' model.
 TEST_P(EachArchitecture, LogitsMatchFloat64Reference) {
   const auto [arch, bf16, bias] = GetParam();
   auto ck = make_checkpoint(arch, bf16, bias);
@@ -117,6 +118,7 @@ INSTANTIATE_TEST_SUITE_P(Models, EachArchitecture,
                                            std::make_tuple(Architecture::kQwen3, false, false),
                                            std::make_tuple(Architecture::kQwen3, true, false)));
 
+// Invariant 13 (docs/architecture.md): scheduling never changes a token.
 TEST(CpuBackend, ChunkedPrefillEqualsOneShot) {
   auto ck = make_checkpoint(Architecture::kQwen3);
   auto one = open_backend(*ck), chunked = open_backend(*ck);
@@ -165,6 +167,7 @@ TEST(CpuBackend, GreedyDecodeThroughStepMatchesReference) {
   }
 }
 
+// Invariant 19 (docs/architecture.md): sampling depends on the request (seed, token index), not on the batch.
 // Two seeded sequences sampled alone and together in one step give the same tokens.
 TEST(CpuBackend, SeededSamplingIndependentOfBatch) {
   auto ck = make_checkpoint(Architecture::kQwen2);
@@ -211,6 +214,7 @@ std::vector<int32_t> decode(Backend& be, uint64_t id, int start_pos, const std::
   return out;
 }
 
+// Invariant 24 (docs/architecture.md): KV layout [num_blocks, block_size, num_kv_heads, head_dim] per layer for K and V, same on the host.
 TEST(CpuBackend, SwapOutAndInPreservesTheSequence) {
   auto ck = make_checkpoint(Architecture::kMistral);
   auto plain = open_backend(*ck), swapped = open_backend(*ck);
@@ -260,6 +264,7 @@ TEST(CpuBackend, CopyOnWriteForksASequence) {
   EXPECT_NEAR(r[0].logprob, r[1].logprob, 1e-6);
 }
 
+// Invariant 26 (docs/architecture.md): a failed step fails only its plan's requests.
 TEST(CpuBackend, BadInputsAreErrors) {
   auto ck = make_checkpoint(Architecture::kLlama);
   auto be = open_backend(*ck, 8, 0);

@@ -24,6 +24,7 @@ const char* kHowToMake =
 
 class Fixture : public ::testing::TestWithParam<std::string> {};
 
+// Invariant 17 (docs/architecture.md): both backends compute the same model, and it is transformers' model.
 TEST_P(Fixture, GreedyMatchesTransformers) {
   const fs::path dir = kFixtures / GetParam();
   ASSERT_TRUE(fs::exists(dir / "reference.json")) << dir << " is missing; " << kHowToMake;

@@ -38,6 +38,7 @@ std::string error_of(const std::string& config, const std::string& gen = "") {
   return "";
 }
 
+// Invariant 23 (docs/architecture.md): both checkpoint config styles are read; unsupported values are named.
 TEST(ModelConfig, Llama31HubStyle) {
   ModelConfig c = parse_model_config(kLlama31Hub, R"({"eos_token_id": [128001, 128008, 128009], "bos_token_id": 128000})",
                                      "llama31");
@@ -56,6 +57,7 @@ TEST(ModelConfig, Llama31HubStyle) {
   EXPECT_FALSE(c.qk_norm);
 }
 
+// Invariant 23 (docs/architecture.md): both checkpoint config styles are read; unsupported values are named.
 TEST(ModelConfig, Qwen3TransformersFiveStyle) {
   ModelConfig c = parse_model_config(kQwen3Transformers5, "", "qwen3");
   EXPECT_EQ(c.architecture, Architecture::kQwen3);
@@ -116,6 +118,7 @@ TEST(ModelConfig, LlamaAttentionBiasCoversOProj) {
   EXPECT_TRUE(c.o_proj_bias);
 }
 
+// Invariant 23 (docs/architecture.md): both checkpoint config styles are read; unsupported values are named.
 TEST(ModelConfig, UnsupportedValuesAreNamed) {
   std::string base = kLlama31Hub;
   auto with = [&](const std::string& from, const std::string& to) {

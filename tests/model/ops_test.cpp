@@ -141,6 +141,7 @@ struct AttentionCase {
 
 class PagedAttention : public ::testing::TestWithParam<AttentionCase> {};
 
+// Invariant 24 (docs/architecture.md): KV layout [num_blocks, block_size, num_kv_heads, head_dim] per layer for K and V, same on the host.
 // A sequence with `prefix` cached tokens and a `chunk` of new ones, its blocks scattered over the
 // cache in a shuffled order, next to a second sequence decoding one token: the paged result must
 // equal contiguous attention.

@@ -103,6 +103,7 @@ TEST(Sampler, TemperatureFollowsTheSoftmax) {
   EXPECT_NEAR(h[1] / 8000.0, 0.9, 0.02);
 }
 
+// Invariant 19 (docs/architecture.md): sampling depends on the request (seed, token index), not on the batch.
 TEST(Sampler, SeededDrawsDependOnlyOnSeedAndIndex) {
   std::vector<float> logits(64);
   for (int i = 0; i < 64; ++i) logits[i] = float(i % 7) * 0.3f;

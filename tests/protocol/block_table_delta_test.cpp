@@ -13,6 +13,7 @@
 namespace zinfer::protocol {
 namespace {
 
+// Invariant 9 (docs/architecture.md): decode-step messages carry deltas, never whole sequences.
 TEST(BlockTableDelta, DecodeStepsThatAddNoBlockSendNoEntries) {
   BlockTableSender sender;
   BlockTableMirror mirror;
@@ -106,8 +107,10 @@ void random_histories(bool planner_path) {
   EXPECT_LT(sent_entries * 5, whole_entries);  // the point of it
 }
 
+// Invariant 4 (docs/architecture.md): the executor's block tables are copies that always equal the KV manager's.
 TEST(BlockTableDelta, RandomHistoriesThroughTheCodecRebuildEveryTable) { random_histories(false); }
 
+// Invariant 4 (docs/architecture.md): the executor's block tables are copies that always equal the KV manager's.
 TEST(BlockTableDelta, RandomHistoriesPlannedPerWorkAndLentForTheStep) { random_histories(true); }
 
 TEST(BlockTableDelta, ALentTableNotGivenBackIsRefusedUntilSentWhole) {

@@ -32,6 +32,7 @@ std::string sparse_plan_frame(bool with_seqs) {
   return std::string(buf.data(), buf.size());
 }
 
+// Invariant 16 (docs/architecture.md): recycled memory is invisible.
 TEST(DecodeInto, EachPlanIsWhatAFreshDecodeGives) {
   std::vector<std::string> frames;
   for (size_t n : {17, 3, 0, 257, 1, 40}) frames.push_back(encode(make_plan(n, static_cast<uint32_t>(n) + 5)));

@@ -44,6 +44,7 @@ TEST(Envelope, GarbageIsMalformed) {
   EXPECT_EQ(kind_of(pack_envelope(1, 0, 12, false)), DecodeErrorKind::kMalformed);
 }
 
+// Invariant 8 (docs/architecture.md): a peer of another minor version is read; anything else is a ProtocolError.
 TEST(Envelope, UnknownTypeAndNewerVersion) {
   EXPECT_EQ(kind_of(pack_envelope(1, 0, 999)), DecodeErrorKind::kUnknownType);
   EXPECT_EQ(kind_of(pack_envelope(kVersionMajor + 1, 0, 12)), DecodeErrorKind::kNewerVersion);
@@ -66,6 +67,7 @@ TEST(Envelope, WrongPayloadAndUnexpectedType) {
   EXPECT_EQ(kind_of(encode(Ping{1, 2})), DecodeErrorKind::kUnexpectedType);
 }
 
+// Invariant 8 (docs/architecture.md): a peer of another minor version is read; anything else is a ProtocolError.
 TEST(Envelope, ArrayRecordsToleratePeersOfOtherMinorVersions) {
   // A TokenDelta from an older peer with fewer fields, and from a newer one with an extra field.
   msgpack::sbuffer buf;
@@ -123,6 +125,7 @@ TEST(Envelope, ErrorReplyDescribesTheProblem) {
   }
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST(Envelope, RandomBytesNeverCrash) {
   std::mt19937 rng(7);
   std::string valid = encode(TokenDelta{});

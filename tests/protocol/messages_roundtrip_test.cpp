@@ -50,6 +50,7 @@ T roundtrip(const T& msg) {
   return f.as<T>();
 }
 
+// Invariant 7 (docs/architecture.md): one message, one envelope; every message struct round-trips.
 TEST(ProtocolRoundTrip, GenerateRequest) {
   GenerateRequest m;
   m.request_id = 0xfedcba9876543210ull;

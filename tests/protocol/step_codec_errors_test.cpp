@@ -149,6 +149,7 @@ TEST(StepCodecErrors, AnotherTypesFrameIsUnexpectedType) {
   EXPECT_EQ(error_of<TokenDelta>(encode(make_batch(1, 1))), DecodeErrorKind::kUnexpectedType);
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST(StepCodecErrors, RandomCorruptionNeverCrashes) {
   std::mt19937 rng(17);
   const std::string valid[] = {encode(make_plan(5, 1, 6)), encode(make_result(5, 1)), encode(make_batch(4, 1))};

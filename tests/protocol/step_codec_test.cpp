@@ -24,6 +24,7 @@ void expect_both_codecs_agree(const T& msg) {
   expect_same(msgpack_c_decode<T>(ours), msg);
 }
 
+// Invariant 7 (docs/architecture.md): one message, one envelope; every message struct round-trips.
 TEST(StepCodec, StepPlanAtOddSizes) {
   for (size_t n : {0, 1, 17, 257}) {
     SCOPED_TRACE(std::to_string(n) + " sequences");
@@ -63,6 +64,7 @@ TEST(StepCodec, TopLogprobsSurvive) {
   expect_both_codecs_agree(r);
 }
 
+// Invariant 8 (docs/architecture.md): a peer of another minor version is read; anything else is a ProtocolError.
 // A StepPlan map written by hand with msgpack-c: keys in another order, a key this version does
 // not know (holding a nested value), keys missing, a SeqWork of an older minor version (5 fields)
 // and one of a newer (15 fields).

@@ -40,6 +40,7 @@ const std::initializer_list<int64_t> kBoundaries = {
     4294967296ll, INT64_MAX, -1, -31, -32, -33, -127, -128, -129, -32767, -32768, -32769,
     -2147483647, -2147483647 - 1, -2147483649ll, INT64_MIN};
 
+// Invariant 7 (docs/architecture.md): one message, one envelope; every message struct round-trips.
 TEST(WireWriter, IntegersOfEveryWidthMatchMsgpackC) {
   check_width<int8_t>(kBoundaries);
   check_width<int16_t>(kBoundaries);

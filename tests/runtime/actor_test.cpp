@@ -13,6 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Invariant 1 (docs/architecture.md): actors share no memory; they exchange only messages.
 TEST(Actor, StartBlocksUntilReadyAndTermEnds) {
   std::atomic<bool> ready_done{false};
   std::atomic<bool> ended{false};

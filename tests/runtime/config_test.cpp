@@ -38,6 +38,7 @@ TEST(Config, ReadsValues) {
   EXPECT_EQ(c.endpoints.executor, "ipc:///tmp/x");
 }
 
+// Invariant 29 (docs/architecture.md): every key is honoured or refused with key, file and line.
 TEST(Config, UnknownKeyNamesKeyAndLine) {
   std::string e = error_of("[server]\nport = 8000\n\n[scheduler]\nmax_num_seqs = 4\npolcy = \"fcfs\"\n");
   EXPECT_NE(e.find("scheduler.polcy"), std::string::npos) << e;
@@ -70,6 +71,7 @@ TEST(Config, OutOfRangeNamesKeyAndLine) {
   EXPECT_NE(e.find("endpoints.scheduler"), std::string::npos) << e;
 }
 
+// Invariant 11 (docs/architecture.md): the same actor code runs over every transport.
 TEST(Config, ShmEndpointsOnlyWhereOneActorSends) {
   runtime::Config c = runtime::parse_config(
       "[endpoints]\nexecutor = \"shm:///tmp/x.shm\"\ndetokenizer = \"shm:///tmp/d.shm\"\n", "test.toml");

@@ -38,6 +38,7 @@ ActorBody shm_echo(std::string endpoint) {
   };
 }
 
+// Invariant 11 (docs/architecture.md): the same actor code runs over every transport.
 TEST(LoopShm, AnActorServesAShmLinkAndTermEndsItWhileItSleeps) {
   TempFolder dir;
   const std::string endpoint = dir.endpoint("echo");
@@ -114,6 +115,7 @@ TEST(LoopShm, ABlockedLoopWakesForARingMessage) {
   EXPECT_TRUE(got.load());
 }
 
+// Invariant 10 (docs/architecture.md): each actor binds its own endpoint; start order only matters for readiness.
 TEST(LoopShm, AShmConnectorWaitsForItsBinderAndTermEndsTheWait) {
   TempFolder dir;
   // A scheduler-like actor that connects to a shm endpoint nobody binds: Term must end it.

@@ -40,6 +40,8 @@ int ping_rounds(const std::string& endpoint, int rounds) {
   return ok;
 }
 
+// Invariant 1 (docs/architecture.md): actors share no memory; they exchange only messages.
+// Invariant 11 (docs/architecture.md): the same actor code runs over every transport.
 TEST(PingPong, InprocTwoActors) {
   Actor echo("echo", echo_actor("inproc://pingpong-test"));
   int ok = 0;
@@ -53,6 +55,7 @@ TEST(PingPong, InprocTwoActors) {
   EXPECT_EQ(ok, 1000);
 }
 
+// Invariant 11 (docs/architecture.md): the same actor code runs over every transport.
 TEST(PingPong, IpcTwoProcesses) {
   std::string endpoint = "ipc:///tmp/zinfer-pingpong-" + std::to_string(getpid());
   std::string peer = RUNTIME_PEER;
@@ -68,6 +71,7 @@ TEST(PingPong, IpcTwoProcesses) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST(PingPong, MalformedFrameGetsAnErrorAndTheActorKeepsServing) {
   auto counters = std::make_shared<EchoCounters>();
   Actor echo("echo", echo_actor("inproc://malformed-test", counters));

@@ -47,6 +47,7 @@ TEST(ShmLink, BinderCreatesAndRemovesItsFiles) {
   EXPECT_EQ(dir.entries(), 0u) << "the binder removes the link's files";
 }
 
+// Invariant 10 (docs/architecture.md): each actor binds its own endpoint; start order only matters for readiness.
 TEST(ShmLink, ConnectorWaitsForTheBinder) {
   TempFolder dir;
   const std::string path = dir.file("late");

@@ -78,6 +78,7 @@ TEST(ShmRing, MessagesKeepTheirBytesAcrossTheWrapAround) {
   EXPECT_FALSE(r.try_read());
 }
 
+// Invariant 27 (docs/architecture.md): back-pressure, not loss.
 TEST(ShmRing, FullRingMakesTheWriterWait) {
   SharedRing shared(64);
   ShmRingReader r(shared.ring(), -1);
@@ -113,6 +114,7 @@ TEST(ShmRing, AStopPredicateEndsTheWaitForRoom) {
   stopper.join();
 }
 
+// Invariant 27 (docs/architecture.md): back-pressure, not loss.
 TEST(ShmRing, MessagesLargerThanTheRingStreamThrough) {
   SharedRing shared(64);
   const std::vector<size_t> sizes = {1000, 64, 60, 61, 0, 100000, 3};

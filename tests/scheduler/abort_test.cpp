@@ -31,6 +31,7 @@ TEST(Abort, WaitingRequestEndsWithAbort) {
   EXPECT_TRUE(core.abort(77).empty());
 }
 
+// Invariant 2 (docs/architecture.md): requests are the gateway's until handed on; a client that goes away becomes an Abort.
 TEST(Abort, WhileInFlightFreesBlocksAndDropsTheLateResult) {
   SchedulerCore core(abort_config());
   core.add_request(make_request(1, prompt_of(40, 1), 20));
@@ -125,6 +126,7 @@ TEST(Abort, OneSampleOfSeveralEndsAloneTheOthersGoOn) {
   expect_all_returned(core);
 }
 
+// Invariant 26 (docs/architecture.md): a failed step fails only its plan's requests.
 TEST(Abort, FailedStepFailsItsRequestsOnly) {
   SchedulerCore core(abort_config());
   core.add_request(make_request(1, prompt_of(10, 1), 5));

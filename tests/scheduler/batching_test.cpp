@@ -25,6 +25,7 @@ int32_t plan_tokens(const protocol::StepPlan& p) {
   return n;
 }
 
+// Invariant 12 (docs/architecture.md): a step's order (decodes, prefill chunks, swapped-in, new) and budget.
 TEST(Batching, LongPromptIsChunkedAtTheBudget) {
   SchedulerCore core(small_config());
   core.add_request(make_request(1, prompt_of(100, 1), 2));
@@ -51,6 +52,7 @@ TEST(Batching, LongPromptIsChunkedAtTheBudget) {
   EXPECT_EQ(t.why(1, 0), "length");
 }
 
+// Invariant 12 (docs/architecture.md): a step's order (decodes, prefill chunks, swapped-in, new) and budget.
 TEST(Batching, BudgetAndSequenceCapHoldEveryStep) {
   SchedulerCore core(small_config());
   for (uint64_t id = 1; id <= 10; ++id) core.add_request(make_request(id, prompt_of(5 + 7 * id, id), 6));
@@ -70,6 +72,7 @@ TEST(Batching, BudgetAndSequenceCapHoldEveryStep) {
   expect_all_returned(core);
 }
 
+// Invariant 12 (docs/architecture.md): a step's order (decodes, prefill chunks, swapped-in, new) and budget.
 TEST(Batching, DecodesComeBeforePrefillChunks) {
   SchedulerCore core(small_config());
   core.add_request(make_request(1, prompt_of(10, 1), 8));
@@ -111,6 +114,7 @@ TEST(Batching, NothingToDoGivesNoPlan) {
   EXPECT_FALSE(core.has_unfinished());
 }
 
+// Invariant 14 (docs/architecture.md): plans run one at a time, in order.
 TEST(Batching, ResultsOutOfOrderAreRefused) {
   SchedulerCore core(small_config());
   core.add_request(make_request(1, prompt_of(4, 1), 3));

@@ -20,6 +20,7 @@ SchedulerConfig overlap_config(int32_t in_flight) {
   return c;
 }
 
+// Invariant 5 (docs/architecture.md): the last sampled token stays on the executor.
 TEST(Overlap, SecondPlanFeedsTheTokenInFlight) {
   SchedulerCore core(overlap_config(2));
   core.add_request(make_request(1, prompt_of(20, 1), 5));
@@ -41,6 +42,7 @@ TEST(Overlap, SecondPlanFeedsTheTokenInFlight) {
   EXPECT_TRUE(core.schedule().has_value());  // room again
 }
 
+// Invariant 15 (docs/architecture.md): overlap changes no token.
 TEST(Overlap, SameTokensAsWithoutOverlapIncludingEarlyStops) {
   std::vector<protocol::TokenizedRequest> rs;
   for (uint64_t id = 1; id <= 10; ++id) {
@@ -81,6 +83,7 @@ TEST(Overlap, SameTokensAsWithoutOverlapIncludingEarlyStops) {
   EXPECT_GE(stopped_early, 3);
 }
 
+// Invariant 15 (docs/architecture.md): overlap changes no token.
 TEST(Overlap, EosFinishDropsTheNextStepsTokenAndFreesAtOnce) {
   auto r = make_request(1, prompt_of(20, 3), 30, /*ignore_eos=*/false);
   const int32_t eos = expected_stream(r, 0, {}, 256, kVocab).at(0);  // the very first token
@@ -105,6 +108,7 @@ TEST(Overlap, EosFinishDropsTheNextStepsTokenAndFreesAtOnce) {
   EXPECT_EQ(p3->finished, std::vector<uint64_t>{p1->seqs[0].seq_id});
 }
 
+// Invariant 14 (docs/architecture.md): plans run one at a time, in order.
 TEST(Overlap, DeeperPipelineFeedsEachPlanThePreviousPlansToken) {
   SchedulerCore core(overlap_config(4));
   const auto r = make_request(1, prompt_of(20, 1), 10);
@@ -130,6 +134,7 @@ TEST(Overlap, DeeperPipelineFeedsEachPlanThePreviousPlansToken) {
   EXPECT_EQ(t.out(1), std::vector<int32_t>(want.begin(), want.begin() + 4));
 }
 
+// Invariant 15 (docs/architecture.md): overlap changes no token.
 TEST(Overlap, EosWithThreePlansInFlightDropsBothLaterTokens) {
   auto r = make_request(1, prompt_of(20, 3), 30, /*ignore_eos=*/false);
   const int32_t eos = expected_stream(r, 0, {}, 256, kVocab).at(0);

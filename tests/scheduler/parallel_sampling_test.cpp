@@ -27,6 +27,7 @@ protocol::TokenizedRequest sampled_request(uint64_t id, int32_t prompt_len, int3
   return r;
 }
 
+// Invariant 13 (docs/architecture.md): scheduling never changes a token.
 TEST(ParallelSampling, SamplesShareThePromptAndMatchSingleRuns) {
   for (int32_t in_flight : {1, 2, 3}) {
     SchedulerCore core(n_config(64, in_flight));

@@ -50,6 +50,7 @@ std::vector<protocol::TokenizedRequest> load() {
 
 class PreemptionTest : public ::testing::TestWithParam<Case> {};
 
+// Invariant 13 (docs/architecture.md): scheduling never changes a token.
 TEST_P(PreemptionTest, TinyPoolGivesTheSameTokensAsALargePool) {
   const Case c = GetParam();
   const auto requests = load();

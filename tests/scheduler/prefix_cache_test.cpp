@@ -19,6 +19,7 @@ SchedulerConfig cache_config(bool caching) {
   return c;
 }
 
+// Invariant 13 (docs/architecture.md): scheduling never changes a token.
 TEST(PrefixCache, RepeatedPromptIsServedFromCacheWithIdenticalOutput) {
   SchedulerCore core(cache_config(true));
   FakeExecutor exec(64, 0, 16, kVocab);

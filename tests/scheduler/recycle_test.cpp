@@ -50,6 +50,7 @@ WorkloadRun run_workload(uint32_t seed, bool recycle) {
   return run;
 }
 
+// Invariant 16 (docs/architecture.md): recycled memory is invisible.
 TEST(Recycle, PlansAndOutputsAreTheSameWithAndWithout) {
   int64_t preemptions = 0;
   size_t plans = 0;
@@ -70,6 +71,7 @@ TEST(Recycle, PlansAndOutputsAreTheSameWithAndWithout) {
   EXPECT_GT(plans, 1000u);
 }
 
+// Invariant 16 (docs/architecture.md): recycled memory is invisible.
 // A plan handed back while another is still in flight (the actor recycles on send): the plan in
 // flight keeps its own memory.
 TEST(Recycle, APlanInFlightIsNotTouched) {

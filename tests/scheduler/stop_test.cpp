@@ -111,6 +111,7 @@ TEST(StopConditions, MaxModelLenEndsWithLength) {
   expect_all_returned(core);
 }
 
+// Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST(Rejection, ImpossibleRequestsAreAnsweredAtOnce) {
   auto c = config_with_eos({});
   c.num_device_blocks = 3;  // 48 tokens

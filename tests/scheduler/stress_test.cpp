@@ -15,6 +15,7 @@ namespace {
 
 constexpr int32_t kVocab = 64;  // small: eos/stop ids are hit often
 
+// Invariant 13 (docs/architecture.md): scheduling never changes a token.
 TEST(Stress, RandomWorkloadsMatchTheReference) {
   int64_t total_preemptions = 0;
   int64_t compared = 0, stopped = 0, swap_plans = 0, cow_plans = 0, cached = 0, aborts = 0;

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
+#include "actors/text/utf8.h"
 #include "actors/tokenizer/components.h"
 #include "actors/tokenizer/tokenizer.h"
-#include "actors/tokenizer/utf8.h"
 
 namespace zinfer::tok::testing {
 namespace {
@@ -283,13 +283,6 @@ TEST(Decoders, ChainsOfTheRealFiles) {
   EXPECT_EQ(decode_with(metaspace, {m + "Hey", m + "friend"}), "Hey friend");
   // Every replacement character of the first token goes, as in HF.
   EXPECT_EQ(decode_with(metaspace, {m + "a" + m + "b", m + "c"}), "ab c");
-}
-
-TEST(Utf8, LossyReplacesMaximalSubparts) {
-  EXPECT_EQ(utf8::lossy("a\xF0\x9F\x98"), "a\xEF\xBF\xBD");                 // truncated 4-byte: one U+FFFD
-  EXPECT_EQ(utf8::lossy("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");          // overlong: two
-  EXPECT_EQ(utf8::lossy("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate: three
-  EXPECT_EQ(utf8::lossy("\xE2\x82\xAC"), "\xE2\x82\xAC");
 }
 
 TEST(Errors, UnsupportedPartsAreNamedWithTheFile) {

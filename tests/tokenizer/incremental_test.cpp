@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/tokenizer/utf8.h"
+#include "actors/text/utf8.h"
 #include "tests/tokenizer/test_data.h"
 
 namespace zinfer::tok::testing {
@@ -37,6 +37,7 @@ TEST(IncrementalDecoder, AddsUpToDecodeOverCorpus) {
   }
 }
 
+// Invariant 6 (docs/architecture.md): text deltas end on whole UTF-8 characters.
 TEST(IncrementalDecoder, HoldsBackAPartialCharacter) {
   auto tok = load("llama2");
   ASSERT_TRUE(tok);
@@ -74,6 +75,7 @@ TEST(IncrementalDecoder, IncompleteTailBecomesReplacementOnFlush) {
 namespace zinfer::tok::testing {
 namespace {
 
+// Invariant 6 (docs/architecture.md): text deltas end on whole UTF-8 characters.
 // What a model may emit: arbitrary ids, byte tokens in any order, special tokens. Pieces stay
 // whole characters and add up to decode(all) wherever that has no U+FFFD (an invalid byte run
 // may rewrite text already streamed, see tokenizer.h).

@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const unsigned char* dat
 
 // GB/s of `bytes` read per launch(), over 20 launches back to back after 3: a stream's rate, so
 // one kernel's ramp and tail overlap the next (bench_common.h's time_ms times each launch alone,
-// ramp and tail included, 1-2% lower on these 0.25 ms launches).
+// ramp and tail included, which reads lower on launches this short; docs/benchmarks/gpu.md).
 template <typename Launch>
 double timed_gbps(size_t bytes, cudaStream_t stream, Launch launch) {
   cudaEvent_t start = nullptr, stop = nullptr;

@@ -1,5 +1,5 @@
-// The subcommands of the `zinfer` binary (shared/DESIGN.md, "Command line"). Each lives in its own
-// cmd_*.cpp and registers itself on the CLI11 app; main.cpp only calls these.
+// The subcommands of the `zinfer` binary (docs/architecture.md, "Command line", Invariant 31).
+// Each lives in its own cmd_*.cpp and registers itself on the CLI11 app; main.cpp only calls these.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,28 +1,8 @@
-#include "actors/tokenizer/utf8.h"
+#include "actors/text/utf8.h"
 
 #include <utf8proc.h>
 
-namespace zinfer::tok::utf8 {
-
-char32_t next(std::string_view s, size_t& pos) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + pos;
-  const unsigned char b0 = p[0];
-  if (b0 < 0x80) {
-    pos += 1;
-    return b0;
-  }
-  if ((b0 & 0xE0) == 0xC0) {
-    pos += 2;
-    return (char32_t(b0 & 0x1F) << 6) | (p[1] & 0x3F);
-  }
-  if ((b0 & 0xF0) == 0xE0) {
-    pos += 3;
-    return (char32_t(b0 & 0x0F) << 12) | (char32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-  }
-  pos += 4;
-  return (char32_t(b0 & 0x07) << 18) | (char32_t(p[1] & 0x3F) << 12) | (char32_t(p[2] & 0x3F) << 6) |
-         (p[3] & 0x3F);
-}
+namespace zinfer::utf8 {
 
 char32_t last(std::string_view s) {
   size_t start = s.size() - 1;
@@ -86,6 +66,16 @@ long sequence_at(const unsigned char* p, size_t n) {
   return static_cast<long>(need);
 }
 
+template <typename Map>
+std::string map_code_points(std::string_view s, Map map) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t pos = 0; pos < s.size();) append(out, map(next(s, pos)));
+  return out;
+}
+
+utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast<utf8proc_int32_t>(cp)); }
+
 }  // namespace
 
 size_t find_invalid(std::string_view s) {
@@ -125,6 +115,24 @@ std::string lossy(std::string_view bytes) {
   return out;
 }
 
+size_t length(std::string_view s) {
+  size_t n = 0;
+  for (size_t pos = 0; pos < s.size(); ++n) next(s, pos);
+  return n;
+}
+
+std::vector<size_t> offsets(std::string_view s) {
+  std::vector<size_t> out;
+  out.reserve(s.size() + 1);
+  size_t pos = 0;
+  while (pos < s.size()) {
+    out.push_back(pos);
+    next(s, pos);
+  }
+  out.push_back(s.size());
+  return out;
+}
+
 bool is_whitespace(char32_t cp) {
   switch (cp) {
     case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0:
@@ -135,21 +143,64 @@ bool is_whitespace(char32_t cp) {
   }
 }
 
+bool is_space(char32_t cp) { return is_whitespace(cp) || (cp >= 0x1C && cp <= 0x1F); }
+
 bool is_numeric(char32_t cp) {
-  const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  const auto cat = category(cp);
   return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_NO;
 }
 
 bool is_alphanumeric(char32_t cp) {
   // Rust's Alphabetic also holds the Other_Alphabetic marks, which utf8proc does not expose;
   // letters and numbers are what the added-token word-boundary check needs.
-  const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
-  return (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) || is_numeric(cp);
+  return is_alpha(cp) || is_numeric(cp);
 }
 
 bool is_punctuation(char32_t cp) {
-  const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  const auto cat = category(cp);
   return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
 }
 
-}  // namespace zinfer::tok::utf8
+bool is_alpha(char32_t cp) {
+  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
+  const auto cat = category(cp);
+  return cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO;
+}
+
+bool is_digit(char32_t cp) {
+  if (cp < 0x80) return cp >= '0' && cp <= '9';
+  return category(cp) == UTF8PROC_CATEGORY_ND;
+}
+
+std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right) {
+  std::vector<char32_t> strip_set;
+  if (chars) {
+    for (size_t p = 0; p < chars->size();) strip_set.push_back(next(*chars, p));
+  }
+  auto strippable = [&](char32_t cp) {
+    if (!chars) return is_space(cp);
+    for (char32_t c : strip_set)
+      if (c == cp) return true;
+    return false;
+  };
+  const auto offs = offsets(s);
+  size_t first = 0, end = offs.size() - 1;  // code point range [first, end)
+  auto cp_at = [&](size_t i) {
+    size_t p = offs[i];
+    return next(s, p);
+  };
+  if (left)
+    while (first < end && strippable(cp_at(first))) ++first;
+  if (right)
+    while (end > first && strippable(cp_at(end - 1))) --end;
+  return std::string(s.substr(offs[first], offs[end] - offs[first]));
+}
+
+char32_t to_upper(char32_t cp) { return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(cp))); }
+char32_t to_lower(char32_t cp) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))); }
+char32_t to_title(char32_t cp) { return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(cp))); }
+
+std::string to_upper(std::string_view s) { return map_code_points(s, [](char32_t c) { return to_upper(c); }); }
+std::string to_lower(std::string_view s) { return map_code_points(s, [](char32_t c) { return to_lower(c); }); }
+
+}  // namespace zinfer::utf8
