@@ -47,7 +47,8 @@ TEST(CudaGemm, LinearMatchesFloat64AtOddSizes) {
 namespace zinfer::gpu::cuda::test {
 namespace {
 
-// After the start-up tuning at a few row counts, products at row counts that were not tuned
+// Invariant 18 (docs/architecture.md): whichever tuned algorithm a row count gets, the product is
+// the same function. After the start-up tuning at a few row counts, products at row counts that were not tuned
 // take a tuned neighbour's algorithm (or the heuristic's): still correct, and the accumulating
 // float32 form adds to y.
 TEST(CudaGemm, UntunedRowCountsReuseTunedAlgorithms) {

@@ -34,6 +34,8 @@ const char* kPhi3 = R"({
   "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "rope_scaling": null, "sliding_window": 2047,
   "tie_word_embeddings": false, "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 32000})";
 
+// Invariant 17 (docs/architecture.md): every architecture the config reader accepts has one
+// definition, run by both backends.
 TEST(Architectures, EveryConfigArchitectureHasADefinition) {
   const std::vector<std::string> names = models::architecture_names();
   for (const char* a : {"LlamaForCausalLM", "MistralForCausalLM", "Phi3ForCausalLM", "Qwen2ForCausalLM",
