@@ -77,8 +77,8 @@ namespace {
 // cuBLASLt (for any architecture, without the backend knowing the definition's weights).
 class GemmShapeRecorder final : public models::ForwardOps {
  public:
-  GemmShapeRecorder(const CudaWeightStore& w, int64_t hidden, int64_t layer_rows, int64_t head_rows)
-      : w_(w), hidden_(hidden), layer_rows_(layer_rows), head_rows_(head_rows) {}
+  GemmShapeRecorder(const CudaWeightStore& w, int64_t layer_rows, int64_t head_rows)
+      : w_(w), layer_rows_(layer_rows), head_rows_(head_rows) {}
   void embed(models::Linear) override {}
   void norm_linear(models::Vector, models::Linear w, models::Buffer) override { add(w, false, false, layer_rows_); }
   void norm_gated_linear(models::Vector, models::Linear w, models::Activation, models::Buffer) override {
@@ -99,7 +99,7 @@ class GemmShapeRecorder final : public models::ForwardOps {
     shapes.push_back(s);
   }
   const CudaWeightStore& w_;
-  int64_t hidden_, layer_rows_, head_rows_;
+  int64_t layer_rows_, head_rows_;
 };
 
 }  // namespace
@@ -107,7 +107,7 @@ class GemmShapeRecorder final : public models::ForwardOps {
 std::vector<GemmShape> CudaBackend::gemm_shapes() const {
   // qkv and gate_up (bf16 out), o and down (added into the float32 residual) up to the largest
   // step; the LM head (float32 logits) up to logit_rows_ rows.
-  GemmShapeRecorder recorder(weights_, config_.hidden_size, max_tokens_, logit_rows_);
+  GemmShapeRecorder recorder(weights_, max_tokens_, logit_rows_);
   model_->layers(recorder);
   model_->head(recorder);
   return recorder.shapes;
