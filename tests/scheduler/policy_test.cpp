@@ -160,13 +160,13 @@ TEST(Policy, FcfsPreemptsTheNewestAndRequeuesItAtTheFront) {
 
 TEST(Policy, RegistryNamesItsPolicies) {
   // Every policy file registered itself (none was dropped by the linker) and is found by name.
-  EXPECT_EQ(policy_names(), (std::vector<std::string>{"fcfs", "priority", "sjf"}));
+  EXPECT_EQ(policy_names(), (std::vector<std::string>{"fair", "fcfs", "priority", "sjf"}));
   for (const auto& name : policy_names()) EXPECT_EQ(make_policy(name)->name(), name);
   try {
     make_policy("lottery");
     ADD_FAILURE() << "an unknown policy was built";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown scheduling policy 'lottery' (known: fcfs, priority, sjf)");
+    EXPECT_STREQ(e.what(), "unknown scheduling policy 'lottery' (known: fair, fcfs, priority, sjf)");
   }
   EXPECT_THROW(PolicyRegistrar("fcfs", [] { return make_policy("fcfs"); }), std::logic_error);
   EXPECT_EQ(parse_preemption_mode("swap"), PreemptionMode::kSwap);
