@@ -17,11 +17,11 @@ class SequenceQueue {
  public:
   explicit SequenceQueue(const SchedulingPolicy& policy) : policy_(&policy) {}
 
-  bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
+  bool empty() const { return head_ == entries_.size(); }
+  size_t size() const { return entries_.size() - head_; }
   // The first in line; the queue must not be empty.
-  Sequence& front() const { return *entries_.back().seq; }
-  void pop_front() { entries_.pop_back(); }
+  Sequence& front() const { return *entries_[head_].seq; }
+  void pop_front();
   void insert(Sequence& s);
   // Removes `s` if it is queued here.
   void erase(const Sequence& s);
@@ -33,13 +33,17 @@ class SequenceQueue {
     uint64_t seq_id;
     Sequence* seq;
   };
-  // Stored last-in-line first, so that taking the first in line is a pop_back.
-  static bool later(const Entry& a, const Entry& b) {
-    return a.key != b.key ? a.key > b.key : a.seq_id > b.seq_id;
+  static bool before(const Entry& a, const Entry& b) {
+    return a.key != b.key ? a.key < b.key : a.seq_id < b.seq_id;
   }
+  void compact();
 
   const SchedulingPolicy* policy_;
+  // Sorted; entries_[0, head_) are taken already (or free room for an insertion at the front),
+  // so that taking the first in line and queueing at either end (FCFS: arrivals at the back,
+  // preempted sequences at the front) move nothing.
   std::vector<Entry> entries_;
+  size_t head_ = 0;
 };
 
 }  // namespace zinfer::scheduler
