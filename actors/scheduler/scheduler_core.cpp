@@ -260,11 +260,12 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     return d;
   };
   size_t next_output = 0;
+  const bool counts_service = policy_->counts_service();
   for (const PlannedWork& w : rec.works) {
     const protocol::SeqOutput* o = w.sample ? &result.outputs[next_output++] : nullptr;
     Sequence* s = find_seq(w.seq_id);
     if (!s || s->status == SeqStatus::kFinished) continue;  // finished one step late: dropped
-    policy_->on_served(s->view(), w.num_tokens);
+    if (counts_service) policy_->on_served(s->view(), w.num_tokens);
     if (s->epoch == w.epoch && s->status == SeqStatus::kRunning) {
       const int32_t computed = std::min<int32_t>(w.end_pos, static_cast<int32_t>(s->tokens.size()));
       // Registers the blocks completed since the last call: none unless computed / block_size

@@ -40,6 +40,8 @@ class FairPolicy final : public SchedulingPolicy {
     // No state_changed(): only this tenant's counter moved, and it had nothing queued.
   }
 
+  bool counts_service() const override { return true; }
+
   void on_served(const SequenceView& s, int32_t num_tokens) override {
     auto it = tenants_.find(s.tenant);
     if (it == tenants_.end() || num_tokens <= 0) return;

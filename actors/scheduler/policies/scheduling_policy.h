@@ -37,6 +37,9 @@ class SchedulingPolicy {
   virtual void on_arrival(const SequenceView& s) {}
   virtual void on_served(const SequenceView& s, int32_t num_tokens) {}
   virtual void on_departure(const SequenceView& s) {}
+  // Whether the policy wants on_served: it is called for every sequence of every step, so the
+  // scheduler skips building those views for a policy that does not count service.
+  virtual bool counts_service() const { return false; }
 
   // Bumped by state_changed(); the scheduler re-keys its queues when it moved.
   uint64_t state_version() const { return state_version_; }
