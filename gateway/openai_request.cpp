@@ -298,6 +298,9 @@ void validate_generate_request(const protocol::GenerateRequest& req, int max_mod
                                           std::to_string(max_model_len));
   }
   validate_sampling(req.sampling, max_model_len);
+  if (req.predicted_output_tokens < 0) {
+    throw invalid_param("predicted_output_tokens", "'predicted_output_tokens' must be a positive integer (or 0 for none)");
+  }
 }
 
 OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, const HttpOptions& options) {
@@ -324,6 +327,15 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
   refuse_unsupported(body);
   parse_sampling(kind, body, out, options);
   if (const json* v = field(body, "priority")) req.priority = get_int32(*v, "priority");
+  // OpenAI's end-user id: the tenant whose share the fair scheduling policy keeps.
+  if (const json* v = field(body, "user")) req.tenant = get_string(*v, "user");
+  // zinfer extension: the expected output length, for the sjf scheduling policy.
+  if (const json* v = field(body, "predicted_output_tokens")) {
+    req.predicted_output_tokens = get_int32(*v, "predicted_output_tokens");
+    if (req.predicted_output_tokens < 1) {
+      throw invalid_param("predicted_output_tokens", "'predicted_output_tokens' must be a positive integer");
+    }
+  }
   if (const json* v = field(body, "stream")) out.stream = get_bool(*v, "stream");
   if (const json* so = field(body, "stream_options")) {
     if (!so->is_object()) throw invalid_param("stream_options", "'stream_options' must be an object");

@@ -30,7 +30,7 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body, const Ht
 void validate_sampling(const protocol::SamplingParams& sampling, int max_model_len);
 
 // Checks a GenerateRequest that arrived already built (the ZeroMQ endpoint): exactly one input,
-// token ids in range, sampling values. Throws ApiError.
+// token ids in range, sampling values, predicted_output_tokens not negative. Throws ApiError.
 void validate_generate_request(const protocol::GenerateRequest& request, int max_model_len);
 
 }  // namespace zinfer::gateway

@@ -28,8 +28,9 @@
 namespace zinfer::protocol {
 
 inline constexpr uint16_t kVersionMajor = 1;
-// 1.1: TokenDeltaBatch (type 16).
-inline constexpr uint16_t kVersionMinor = 2;
+// 1.1: TokenDeltaBatch (type 16). 1.2: SeqWork.block_table_start. 1.3: GenerateRequest and
+// TokenizedRequest.tenant and predicted_output_tokens.
+inline constexpr uint16_t kVersionMinor = 3;
 
 const char* to_string(MessageType type);
 bool is_known(MessageType type);

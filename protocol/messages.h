@@ -93,8 +93,13 @@ struct GenerateRequest {
   SamplingParams sampling;
   int32_t priority = 0;         // lower runs first under the priority policy
   int64_t arrival_ns = 0;       // steady-clock time the gateway received it
+  // (1.3) Who asks, for the fair-share policy: the OpenAI `user` (later the API key); "" = anonymous.
+  std::string tenant;
+  // (1.3) The expected number of generated tokens, for the sjf policy; 0 = no prediction, else >= 1.
+  int32_t predicted_output_tokens = 0;
   MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
-                     add_generation_prompt, enable_thinking, sampling, priority, arrival_ns);
+                     add_generation_prompt, enable_thinking, sampling, priority, arrival_ns, tenant,
+                     predicted_output_tokens);
 };
 
 // tokenizer -> scheduler.
@@ -105,7 +110,9 @@ struct TokenizedRequest {
   SamplingParams sampling;
   int32_t priority = 0;
   int64_t arrival_ns = 0;
-  MSGPACK_DEFINE_MAP(request_id, prompt_ids, sampling, priority, arrival_ns);
+  std::string tenant;                   // (1.3) GenerateRequest's
+  int32_t predicted_output_tokens = 0;  // (1.3) GenerateRequest's, or a predictor's; 0 = none
+  MSGPACK_DEFINE_MAP(request_id, prompt_ids, sampling, priority, arrival_ns, tenant, predicted_output_tokens);
 };
 
 // Ends a request early: a client's disconnect or cancel, a stop string found by the detokenizer.

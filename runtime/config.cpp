@@ -118,7 +118,7 @@ const std::map<std::string, std::map<std::string, Setting>>& schema() {
         {"dtype", string_setting({"auto", "float32", "bfloat16", "float16"}, [](Config& c) -> std::string& { return c.model.dtype; })},
         {"max_model_len", int_setting(nullptr, 0, int64_t(1) << 24, [](Config& c) -> int64_t& { return c.model.max_model_len; })}}},
       {"scheduler",
-       {{"policy", string_setting({"fcfs", "priority"}, [](Config& c) -> std::string& { return c.scheduler.policy; })},
+       {{"policy", string_setting({"fcfs", "priority", "sjf", "fair"}, [](Config& c) -> std::string& { return c.scheduler.policy; })},
         {"preemption", string_setting({"recompute", "swap"}, [](Config& c) -> std::string& { return c.scheduler.preemption; })},
         {"max_num_seqs", int_setting(nullptr, 1, 4096, [](Config& c) -> int64_t& { return c.scheduler.max_num_seqs; })},
         {"max_num_batched_tokens", int_setting(nullptr, 16, 1 << 20, [](Config& c) -> int64_t& { return c.scheduler.max_num_batched_tokens; })},

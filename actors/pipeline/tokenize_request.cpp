@@ -47,6 +47,8 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   out.sampling = req.sampling;
   out.priority = req.priority;
   out.arrival_ns = req.arrival_ns;
+  out.tenant = req.tenant;
+  out.predicted_output_tokens = req.predicted_output_tokens;
   try {
     if (req.is_chat) {
       if (!res.tokenizer) return bad_request(req.request_id, "invalid_request", "this model has no tokenizer.json");

@@ -38,6 +38,12 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   b.plan.seqs.reserve(expected);
   b.record.works.reserve(expected);
 
+  if (policy_->state_version() != keyed_version_) {
+    // The policy's state moved since the queues were keyed (fair share: service was counted).
+    waiting_.rekey();
+    swapped_.rekey();
+    keyed_version_ = policy_->state_version();
+  }
   schedule_running(b, /*decodes=*/true);
   schedule_running(b, /*decodes=*/false);
   if (!b.preempted_any) {
@@ -101,7 +107,7 @@ void SchedulerCore::schedule_running(StepBuilder& b, bool decodes) {
 
 void SchedulerCore::schedule_swapped(StepBuilder& b) {
   while (!swapped_.empty() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
-    Sequence& s = **swapped_.begin();
+    Sequence& s = swapped_.front();
     if (s.num_pending > 0) break;  // its token in flight must be known before it runs again
     const int32_t num_new = std::max(0, std::min(target_len(s) - s.num_computed, b.budget));
     const int32_t host_blocks = static_cast<int32_t>(kv_.block_table(s.seq_id).size());
@@ -110,7 +116,7 @@ void SchedulerCore::schedule_swapped(StepBuilder& b) {
     if (!in.feasible) break;
     auto copies = kv_.commit_swap_in(in);
     b.plan.swap_in.insert(b.plan.swap_in.end(), copies.begin(), copies.end());
-    swapped_.erase(swapped_.begin());
+    swapped_.pop_front();
     s.status = SeqStatus::kRunning;
     s.full_blocks_registered = -1;
     running_.push_back(&s);
@@ -125,7 +131,7 @@ void SchedulerCore::schedule_swapped(StepBuilder& b) {
 
 void SchedulerCore::schedule_waiting(StepBuilder& b) {
   while (!waiting_.empty() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
-    Sequence& s = **waiting_.begin();
+    Sequence& s = waiting_.front();
     if (s.num_pending > 0) break;  // preempted with a token in flight: wait for it
     const bool leader = is_unforked_leader(s);
     const int32_t target = target_len(s);
@@ -137,7 +143,7 @@ void SchedulerCore::schedule_waiting(StepBuilder& b) {
     const kv::AllocationPlan alloc = kv_.plan_allocation(s.seq_id, match.num_tokens + num_new, &match);
     if (!alloc.feasible) break;  // admission never preempts; the policy's order is kept
     const kv::Allocation a = kv_.commit(alloc);
-    waiting_.erase(waiting_.begin());
+    waiting_.pop_front();
     s.status = SeqStatus::kRunning;
     s.full_blocks_registered = -1;
     s.num_computed = a.num_cached_tokens;
@@ -171,11 +177,15 @@ bool SchedulerCore::allocate_or_preempt(StepBuilder& b, Sequence& s, int32_t tar
 // The running sequence, not yet planned in this step, that the policy serves last; `asking`
 // itself when it comes last.
 Sequence* SchedulerCore::pick_victim(const StepBuilder& b, Sequence& asking) {
-  const QueueOrder order{policy_.get()};
   Sequence* victim = &asking;
+  SortKey victim_key = policy_->key(asking.view());
   for (Sequence* s : running_) {
     if (s->status != SeqStatus::kRunning || s->scheduled_step == b.plan.step_id || s == &asking) continue;
-    if (order(victim, s)) victim = s;
+    const SortKey key = policy_->key(s->view());
+    if (key > victim_key || (key == victim_key && s->seq_id > victim->seq_id)) {
+      victim = s;
+      victim_key = key;
+    }
   }
   return victim;
 }
@@ -190,7 +200,7 @@ void SchedulerCore::preempt(StepBuilder& b, Sequence& s) {
       auto copies = kv_.commit_swap_out(out);
       b.plan.swap_out.insert(b.plan.swap_out.end(), copies.begin(), copies.end());
       s.status = SeqStatus::kSwapped;
-      swapped_.insert(&s);
+      swapped_.insert(s);
       return;
     }
     // The host pool is full: fall back to recompute.
@@ -199,7 +209,7 @@ void SchedulerCore::preempt(StepBuilder& b, Sequence& s) {
   s.num_computed = 0;
   ++s.epoch;
   s.status = SeqStatus::kWaiting;
-  waiting_.insert(&s);
+  waiting_.insert(s);
 }
 
 void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
@@ -236,7 +246,7 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
   w.seed = s.seed;
   w.sample_index = s.num_outputs() + s.num_pending;
   w.top_logprobs = r.sampling.logprobs ? std::max(0, r.sampling.top_logprobs) : 0;
-  b.record.works.push_back(PlannedWork{s.seq_id, s.epoch, s.num_computed + num_new, w.sample});
+  b.record.works.push_back(PlannedWork{s.seq_id, s.epoch, s.num_computed + num_new, num_new, w.sample});
 
   s.num_computed += num_new;
   if (w.sample) ++s.num_pending;

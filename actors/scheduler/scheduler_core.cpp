@@ -10,19 +10,12 @@
 
 namespace zinfer::scheduler {
 
-bool SchedulerCore::QueueOrder::operator()(const Sequence* a, const Sequence* b) const {
-  const QueueKey ka = a->key(), kb = b->key();
-  if (policy->before(ka, kb)) return true;
-  if (policy->before(kb, ka)) return false;
-  return a->seq_id < b->seq_id;
-}
-
 SchedulerCore::SchedulerCore(SchedulerConfig config)
     : config_((config.validate(), std::move(config))),
       policy_(make_policy(config_.policy)),
       kv_(config_.kv_config()),
-      waiting_(QueueOrder{policy_.get()}),
-      swapped_(QueueOrder{policy_.get()}) {}
+      waiting_(*policy_),
+      swapped_(*policy_) {}
 
 SchedulerCore::~SchedulerCore() = default;
 
@@ -74,6 +67,11 @@ SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& req
   if (sp.max_tokens < 1) {
     return reject(request, 400, "invalid_request", who + ": max_tokens must be >= 1, got " + std::to_string(sp.max_tokens));
   }
+  if (request.predicted_output_tokens < 0) {
+    return reject(request, 400, "invalid_request",
+                  who + ": predicted_output_tokens must be >= 1 (or 0 for none), got " +
+                      std::to_string(request.predicted_output_tokens));
+  }
   if (prompt_len >= config_.max_model_len) {
     return reject(request, 400, "context_length_exceeded",
                   who + " has " + std::to_string(prompt_len) + " prompt tokens; max_model_len " +
@@ -92,6 +90,8 @@ SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& req
   req->priority = request.priority;
   req->arrival_ns = request.arrival_ns;
   req->arrival_order = next_arrival_++;
+  req->tenant = request.tenant;
+  req->predicted_output_tokens = request.predicted_output_tokens;
   req->num_prompt_tokens = prompt_len;
   req->num_unfinished = sp.n;
   for (int32_t i = 0; i < sp.n; ++i) {
@@ -103,7 +103,8 @@ SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& req
     seq->seed = sp.seed < 0 ? -1 : sp.seed + i;
     seq->status = i == 0 ? SeqStatus::kWaiting : SeqStatus::kForkPending;
     req->seq_ids.push_back(seq->seq_id);
-    if (i == 0) waiting_.insert(seq.get());
+    policy_->on_arrival(seq->view());
+    if (i == 0) waiting_.insert(*seq);
     seqs_.emplace(seq->seq_id, std::move(seq));
   }
   requests_.emplace(id, std::move(req));
@@ -151,13 +152,14 @@ void SchedulerCore::retire(Sequence& s) {
       if (it != running_.end()) running_.erase(it);
       break;
     }
-    case SeqStatus::kWaiting: waiting_.erase(&s); break;
-    case SeqStatus::kSwapped: swapped_.erase(&s); break;
+    case SeqStatus::kWaiting: waiting_.erase(s); break;
+    case SeqStatus::kSwapped: swapped_.erase(s); break;
     default: break;
   }
   if (s.ever_scheduled) finished_for_executor_.push_back(s.seq_id);
   s.status = SeqStatus::kFinished;
   --s.request->num_unfinished;
+  policy_->on_departure(s.view());
 }
 
 void SchedulerCore::end_request(Request& r, const std::string& reason, SchedulerOutput& out) {
@@ -258,10 +260,12 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     return d;
   };
   size_t next_output = 0;
+  const bool counts_service = policy_->counts_service();
   for (const PlannedWork& w : rec.works) {
     const protocol::SeqOutput* o = w.sample ? &result.outputs[next_output++] : nullptr;
     Sequence* s = find_seq(w.seq_id);
     if (!s || s->status == SeqStatus::kFinished) continue;  // finished one step late: dropped
+    if (counts_service) policy_->on_served(s->view(), w.num_tokens);
     if (s->epoch == w.epoch && s->status == SeqStatus::kRunning) {
       const int32_t computed = std::min<int32_t>(w.end_pos, static_cast<int32_t>(s->tokens.size()));
       // Registers the blocks completed since the last call: none unless computed / block_size

@@ -22,6 +22,11 @@
 // to recompute prompt + generated tokens. A preempted sequence resumes only once the token it
 // had in flight is known, and always with explicit token ids.
 //
+// Policy (policies/scheduling_policy.h): the waiting and swapped queues are kept in the order of
+// the policy's keys, recomputed at the start of a step whenever the policy's state changed since
+// (fair share); the policy hears of each sequence's arrival (add_request), of the tokens each step
+// computed for it (postprocess, from the result) and of its departure (finish, abort, failure).
+//
 // Prefix cache: a (re)admitted sequence starts with the cached full blocks of its tokens, but at
 // least one token is always computed so that the step produces logits: when every full block of
 // the sequence is cached and its length is a multiple of the block size, the last block is
@@ -43,7 +48,6 @@
 #include <deque>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +57,7 @@
 #include "actors/scheduler/scheduler_config.h"
 #include "actors/scheduler/scheduler_output.h"
 #include "actors/scheduler/sequence.h"
+#include "actors/scheduler/sequence_queue.h"
 #include "protocol/block_table_delta.h"
 #include "protocol/messages.h"
 
@@ -109,18 +114,12 @@ class SchedulerCore {
   void resend_block_tables() { table_sender_.reset(); }
 
  private:
-  // Orders a queue by the policy; ties by sequence id so that the set is a strict order.
-  struct QueueOrder {
-    const SchedulingPolicy* policy;
-    bool operator()(const Sequence* a, const Sequence* b) const;
-  };
-  using Queue = std::set<Sequence*, QueueOrder>;
-
   // One sequence's share of a plan in flight, kept to read its result.
   struct PlannedWork {
     uint64_t seq_id;
     uint64_t epoch;
     int32_t end_pos;  // start_pos + num_tokens
+    int32_t num_tokens;
     bool sample;
   };
   struct InFlight {
@@ -176,8 +175,9 @@ class SchedulerCore {
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> seqs_;
   std::vector<Sequence*> running_;  // admission order; finished/preempted entries removed lazily
-  Queue waiting_;
-  Queue swapped_;
+  SequenceQueue waiting_;
+  SequenceQueue swapped_;
+  uint64_t keyed_version_ = 0;  // the policy's state_version() the queues were keyed at
   std::deque<InFlight> in_flight_;
   protocol::BlockTableSender table_sender_;  // what the executor holds, with block_table_deltas
   std::vector<uint64_t> finished_for_executor_;

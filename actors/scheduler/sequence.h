@@ -24,6 +24,8 @@ struct Request {
   int32_t priority = 0;
   int64_t arrival_ns = 0;
   uint64_t arrival_order = 0;
+  std::string tenant;
+  int32_t predicted_output_tokens = 0;  // 0 = no prediction
   int32_t num_prompt_tokens = 0;
   int32_t cached_tokens = 0;          // prompt tokens served from the prefix cache at admission
   std::vector<uint64_t> seq_ids;      // index i = sample i
@@ -51,12 +53,28 @@ struct Sequence {
   // again only when this grows: most steps complete no block); -1 whenever it (re)starts
   // running, i.e. its blocks may have changed (admission, swap-in, fork).
   int32_t full_blocks_registered = -1;
+  SortKey queue_key{};                // its key in the queue it waits in (SequenceQueue's)
 
   int32_t num_prompt() const { return request->num_prompt_tokens; }
   int32_t num_outputs() const { return static_cast<int32_t>(tokens.size()) - num_prompt(); }
   // Length counting the token in flight.
   int32_t total_len() const { return static_cast<int32_t>(tokens.size()) + num_pending; }
-  QueueKey key() const { return QueueKey{request->priority, request->arrival_ns, request->arrival_order, preempted}; }
+  SequenceView view() const {
+    const Request& r = *request;
+    SequenceView v;
+    v.seq_id = seq_id;
+    v.prompt_tokens = r.num_prompt_tokens;
+    v.computed_tokens = num_computed;
+    v.generated_tokens = num_outputs() + num_pending;
+    v.max_tokens = r.sampling.max_tokens;
+    v.priority = r.priority;
+    v.arrival_ns = r.arrival_ns;
+    v.arrival_order = r.arrival_order;
+    v.preempted = preempted;
+    v.tenant = r.tenant;
+    if (r.predicted_output_tokens > 0) v.predicted_output_tokens = r.predicted_output_tokens;
+    return v;
+  }
 };
 
 }  // namespace zinfer::scheduler

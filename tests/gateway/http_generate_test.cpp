@@ -19,7 +19,8 @@ std::string expected_text(int sample, int tokens) {
 TEST_F(GatewayServerTest, CompletionNonStream) {
   auto r = post_json(port_, "/v1/completions",
                      R"({"model":"test-model","prompt":"hello","max_tokens":3,"temperature":0,"seed":7,"top_k":5,
-                         "top_p":0.9,"stop":["x","yy"],"ignore_eos":true,"priority":3,"return_token_ids":true})");
+                         "top_p":0.9,"stop":["x","yy"],"ignore_eos":true,"priority":3,"return_token_ids":true,
+                         "user":"tenant-a","predicted_output_tokens":3})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.content_type, "application/json");
   json j = r.json();
@@ -52,6 +53,8 @@ TEST_F(GatewayServerTest, CompletionNonStream) {
   EXPECT_TRUE(g.sampling.ignore_eos);
   EXPECT_EQ(g.priority, 3);
   EXPECT_GT(g.arrival_ns, 0);
+  EXPECT_EQ(g.tenant, "tenant-a");
+  EXPECT_EQ(g.predicted_output_tokens, 3);
 }
 
 TEST_F(GatewayServerTest, CompletionPromptForms) {

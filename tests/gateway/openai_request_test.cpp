@@ -58,6 +58,36 @@ TEST(OpenAiRequestTest, ChatFields) {
   EXPECT_EQ(r.request.sampling.max_tokens, 0);  // not given: until the context is full (0)
 }
 
+// The scheduling fields: `user` is the tenant (fair share), `predicted_output_tokens` (a zinfer
+// extension) the expected output length (sjf). Neither is ignored: a bad value is a 400 naming it.
+TEST(OpenAiRequestTest, UserAndPredictedOutputTokensReachTheRequest) {
+  auto r = parse_openai_request(ApiKind::kChat,
+                                R"({"messages":[{"role":"user","content":"q"}],"user":"team-7",
+                                    "predicted_output_tokens":42})",
+                                options());
+  EXPECT_EQ(r.request.tenant, "team-7");
+  EXPECT_EQ(r.request.predicted_output_tokens, 42);
+  auto plain = parse_openai_request(ApiKind::kCompletions, R"({"prompt":"x","user":null})", options());
+  EXPECT_EQ(plain.request.tenant, "");                  // anonymous
+  EXPECT_EQ(plain.request.predicted_output_tokens, 0);  // no prediction
+  auto param_of = [](const std::string& body) -> std::string {
+    try {
+      parse_openai_request(ApiKind::kCompletions, body, options());
+      return "accepted";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status(), 400) << body;
+      return e.param();
+    }
+  };
+  EXPECT_EQ(param_of(R"({"prompt":"x","user":7})"), "user");
+  EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":0})"), "predicted_output_tokens");
+  EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":-3})"), "predicted_output_tokens");
+  EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":2.5})"), "predicted_output_tokens");
+  EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":"9"})"), "predicted_output_tokens");
+  EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":3000000000})"), "predicted_output_tokens");
+  EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":1,"user":""})"), "accepted");
+}
+
 TEST(OpenAiRequestTest, StatusOfBadRequests) {
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","model":"other"})"), 404);
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","max_tokens":101})"), 400);
@@ -104,6 +134,17 @@ TEST(OpenAiRequestTest, ValidateGenerateRequestFromNativeClients) {
   EXPECT_NO_THROW(validate_generate_request(g, 100));
   g.sampling.top_p = 0.0f;
   EXPECT_THROW(validate_generate_request(g, 100), ApiError);
+  g.sampling.top_p = 1.0f;
+  g.tenant = "anyone";
+  g.predicted_output_tokens = 5;
+  EXPECT_NO_THROW(validate_generate_request(g, 100));
+  g.predicted_output_tokens = -1;
+  try {
+    validate_generate_request(g, 100);
+    ADD_FAILURE() << "a negative predicted_output_tokens was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "predicted_output_tokens");
+  }
 }
 
 TEST(ApiErrorTest, EngineRepliesMapToStatuses) {

@@ -58,6 +58,28 @@ TEST_F(ZmqEndpointTest, StreamsDeltasUnderTheClientsId) {
   EXPECT_EQ(sent[0].model, "test-model");
 }
 
+// The scheduling fields travel to the engine as the client set them; a negative prediction is
+// refused with the field's name.
+TEST_F(ZmqEndpointTest, TenantAndPredictionReachTheEngine) {
+  ZmqClient c(ctx_, endpoint_->endpoint());
+  auto r = request(5, "hello", 2);
+  r.tenant = "team-b";
+  r.predicted_output_tokens = 2;
+  c.send(r);
+  EXPECT_EQ(collect(c, 5).size(), 2u);
+  auto bad = request(6, "hello", 2);
+  bad.predicted_output_tokens = -4;
+  c.send(bad);
+  auto e = expect_error_reply(c);
+  EXPECT_EQ(e.request_id, 6u);
+  EXPECT_EQ(e.code, 400);
+  EXPECT_NE(e.message.find("predicted_output_tokens"), std::string::npos) << e.message;
+  auto sent = engine_->submitted();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].tenant, "team-b");
+  EXPECT_EQ(sent[0].predicted_output_tokens, 2);
+}
+
 TEST_F(ZmqEndpointTest, SameClientIdFromTwoClientsIsTwoRequests) {
   ZmqClient a(ctx_, endpoint_->endpoint()), b(ctx_, endpoint_->endpoint());
   a.send(request(1, "a", 4));

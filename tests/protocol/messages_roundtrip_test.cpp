@@ -64,6 +64,8 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   m.sampling = sample_params();
   m.priority = -5;
   m.arrival_ns = 123456789012345;
+  m.tenant = "team \xe4\xb8\x96";
+  m.predicted_output_tokens = 2147483647;
   auto r = roundtrip(m);
   EXPECT_EQ(r.request_id, m.request_id);
   EXPECT_EQ(r.model, m.model);
@@ -78,6 +80,8 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   expect_same(r.sampling, m.sampling);
   EXPECT_EQ(r.priority, -5);
   EXPECT_EQ(r.arrival_ns, m.arrival_ns);
+  EXPECT_EQ(r.tenant, m.tenant);
+  EXPECT_EQ(r.predicted_output_tokens, 2147483647);
 }
 
 TEST(ProtocolRoundTrip, TokenizedRequest) {
@@ -87,12 +91,36 @@ TEST(ProtocolRoundTrip, TokenizedRequest) {
   m.sampling = sample_params();
   m.priority = 2;
   m.arrival_ns = 42;
+  m.tenant = "b";
+  m.predicted_output_tokens = 17;
   auto r = roundtrip(m);
   EXPECT_EQ(r.request_id, 9u);
   EXPECT_EQ(r.prompt_ids, m.prompt_ids);
   expect_same(r.sampling, m.sampling);
   EXPECT_EQ(r.priority, 2);
   EXPECT_EQ(r.arrival_ns, 42);
+  EXPECT_EQ(r.tenant, "b");
+  EXPECT_EQ(r.predicted_output_tokens, 17);
+}
+
+// A 1.2 peer does not send the 1.3 fields: they take their defaults (anonymous, no prediction).
+TEST(ProtocolRoundTrip, RequestsWithoutThe13FieldsTakeTheDefaults) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_array(4);
+  pk.pack(1);
+  pk.pack(2);
+  pk.pack(static_cast<uint16_t>(MessageType::kTokenizedRequest));
+  pk.pack_map(2);
+  pk.pack(std::string("request_id"));
+  pk.pack(7);
+  pk.pack(std::string("prompt_ids"));
+  pk.pack(std::vector<int32_t>{1, 2});
+  Frame f = open(std::string_view(buf.data(), buf.size()));
+  auto r = f.as<TokenizedRequest>();
+  EXPECT_EQ(r.request_id, 7u);
+  EXPECT_EQ(r.tenant, "");
+  EXPECT_EQ(r.predicted_output_tokens, 0);
 }
 
 TEST(ProtocolRoundTrip, AbortAndErrorAndPing) {

@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include <deque>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,17 @@ std::vector<int32_t> prompt_of(int32_t length, int32_t salt) {
   std::vector<int32_t> p;
   for (int32_t i = 0; i < length; ++i) p.push_back(100 + (i * 7 + salt * 13) % 900);
   return p;
+}
+
+std::vector<uint64_t> first_planned_order(const Transcript& t) {
+  std::vector<uint64_t> order;
+  std::set<uint64_t> seen;
+  for (const auto& p : t.plans) {
+    for (const auto& w : p.seqs) {
+      if (seen.insert(w.seq_id).second) order.push_back(w.seq_id);
+    }
+  }
+  return order;
 }
 
 void expect_all_returned(const SchedulerCore& core) {

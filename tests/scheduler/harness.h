@@ -57,6 +57,8 @@ void drive(SchedulerCore& core, FakeExecutor& exec, Transcript& transcript, cons
 protocol::TokenizedRequest make_request(uint64_t id, std::vector<int32_t> prompt, int32_t max_tokens,
                                         bool ignore_eos = true);
 std::vector<int32_t> prompt_of(int32_t length, int32_t salt);
+// The sequence ids in the order of their first work in the transcript's plans.
+std::vector<uint64_t> first_planned_order(const Transcript& transcript);
 // Every device and host block is free, no sequence holds blocks, and no request is left.
 void expect_all_returned(const SchedulerCore& core);
 

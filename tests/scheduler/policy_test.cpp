@@ -159,21 +159,37 @@ TEST(Policy, FcfsPreemptsTheNewestAndRequeuesItAtTheFront) {
 }
 
 TEST(Policy, RegistryNamesItsPolicies) {
-  EXPECT_EQ(make_policy("fcfs")->name(), "fcfs");
-  EXPECT_EQ(make_policy("priority")->name(), "priority");
-  EXPECT_THROW(make_policy("sjf"), std::invalid_argument);
+  // Every policy file registered itself (none was dropped by the linker) and is found by name.
+  EXPECT_EQ(policy_names(), (std::vector<std::string>{"fair", "fcfs", "priority", "sjf"}));
+  for (const auto& name : policy_names()) EXPECT_EQ(make_policy(name)->name(), name);
+  try {
+    make_policy("lottery");
+    ADD_FAILURE() << "an unknown policy was built";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown scheduling policy 'lottery' (known: fair, fcfs, priority, sjf)");
+  }
+  EXPECT_THROW(PolicyRegistrar("fcfs", [] { return make_policy("fcfs"); }), std::logic_error);
   EXPECT_EQ(parse_preemption_mode("swap"), PreemptionMode::kSwap);
   EXPECT_EQ(parse_preemption_mode("recompute"), PreemptionMode::kRecompute);
   EXPECT_THROW(parse_preemption_mode("drop"), std::invalid_argument);
 }
 
+SequenceView view_of(int32_t priority, int64_t arrival_ns, uint64_t arrival_order, bool preempted) {
+  SequenceView v;
+  v.priority = priority;
+  v.arrival_ns = arrival_ns;
+  v.arrival_order = arrival_order;
+  v.preempted = preempted;
+  return v;
+}
+
 TEST(Policy, PreemptedSequencesGoBackToTheFront) {
-  auto fcfs = make_fcfs_policy();
-  QueueKey old_preempted{0, 0, 1, true}, newer{0, 0, 0, false};
-  EXPECT_TRUE(fcfs->before(old_preempted, newer));
-  auto prio = make_priority_policy();
-  QueueKey urgent{0, 0, 5, false}, preempted_lazy{3, 0, 1, true};
-  EXPECT_TRUE(prio->before(urgent, preempted_lazy));  // priority outranks having run before
+  auto fcfs = make_policy("fcfs");
+  const SequenceView old_preempted = view_of(0, 0, 1, true), newer = view_of(0, 0, 0, false);
+  EXPECT_LT(fcfs->key(old_preempted), fcfs->key(newer));
+  auto prio = make_policy("priority");
+  const SequenceView urgent = view_of(0, 0, 5, false), preempted_lazy = view_of(3, 0, 1, true);
+  EXPECT_LT(prio->key(urgent), prio->key(preempted_lazy));  // priority outranks having run before
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ SchedulerConfig random_config(const Pick& pick) {
   // Mostly room on the host; sometimes too little, so that swap falls back to recompute.
   c.num_host_blocks = pick(0, 3) == 0 ? pick(0, 8) : pick(8, 80);
   c.enable_prefix_caching = pick(0, 3) != 0;
-  c.policy = pick(0, 1) ? "fcfs" : "priority";
+  const char* const policies[] = {"fcfs", "priority", "sjf", "fair"};
+  c.policy = policies[pick(0, 3)];
   c.max_plans_in_flight = pick(1, 4);
   c.block_table_deltas = pick(0, 1) == 1;
   c.eos_token_ids = {3};
@@ -42,6 +43,9 @@ std::vector<protocol::TokenizedRequest> random_requests(const Pick& pick, int32_
     }
     if (pick(0, 3) == 0) r.sampling.stop_token_ids = {pick(4, vocab - 1)};
     r.sampling.min_tokens = pick(0, 3) == 0 ? pick(0, 5) : 0;
+    const char* const tenants[] = {"", "a", "b"};
+    r.tenant = tenants[pick(0, 2)];
+    r.predicted_output_tokens = pick(0, 1) ? pick(1, 80) : 0;  // sometimes short of what it makes
     rs.push_back(r);
   }
   return rs;

@@ -2,8 +2,6 @@
 // admitted before anything still waiting, and finishing it frees its blocks soonest).
 #include "actors/scheduler/policies/scheduling_policy.h"
 
-#include <tuple>
-
 namespace zinfer::scheduler {
 
 namespace {
@@ -11,14 +9,13 @@ namespace {
 class FcfsPolicy final : public SchedulingPolicy {
  public:
   std::string_view name() const override { return "fcfs"; }
-  bool before(const QueueKey& a, const QueueKey& b) const override {
-    return std::make_tuple(!a.preempted, a.arrival_ns, a.arrival_order) <
-           std::make_tuple(!b.preempted, b.arrival_ns, b.arrival_order);
+  SortKey key(const SequenceView& s) const override {
+    return {s.preempted ? 0 : 1, s.arrival_ns, static_cast<int64_t>(s.arrival_order), 0};
   }
 };
 
-}  // namespace
+const PolicyRegistrar kRegistrar{"fcfs", [] { return std::unique_ptr<SchedulingPolicy>(new FcfsPolicy); }};
 
-std::unique_ptr<SchedulingPolicy> make_fcfs_policy() { return std::make_unique<FcfsPolicy>(); }
+}  // namespace
 
 }  // namespace zinfer::scheduler

@@ -2,8 +2,6 @@
 // preempted sequence first). The running sequence with the highest value is preempted first.
 #include "actors/scheduler/policies/scheduling_policy.h"
 
-#include <tuple>
-
 namespace zinfer::scheduler {
 
 namespace {
@@ -11,14 +9,13 @@ namespace {
 class PriorityPolicy final : public SchedulingPolicy {
  public:
   std::string_view name() const override { return "priority"; }
-  bool before(const QueueKey& a, const QueueKey& b) const override {
-    return std::make_tuple(a.priority, !a.preempted, a.arrival_ns, a.arrival_order) <
-           std::make_tuple(b.priority, !b.preempted, b.arrival_ns, b.arrival_order);
+  SortKey key(const SequenceView& s) const override {
+    return {s.priority, s.preempted ? 0 : 1, s.arrival_ns, static_cast<int64_t>(s.arrival_order)};
   }
 };
 
-}  // namespace
+const PolicyRegistrar kRegistrar{"priority", [] { return std::unique_ptr<SchedulingPolicy>(new PriorityPolicy); }};
 
-std::unique_ptr<SchedulingPolicy> make_priority_policy() { return std::make_unique<PriorityPolicy>(); }
+}  // namespace
 
 }  // namespace zinfer::scheduler
