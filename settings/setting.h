@@ -90,7 +90,7 @@ struct Descriptor {
 
   std::string name() const { return section + "." + key; }
 
-  // The legal values in words, for --help: "1..4096", "fcfs | priority", "any string".
+  // The legal values in words, for --help: "1..4096", "fcfs | priority"; "" for any string.
   std::string range() const {
     auto join = [&](const char* sep) {
       std::string out;
@@ -101,7 +101,7 @@ struct Descriptor {
       case Type::kInteger: return std::to_string(int_min) + ".." + std::to_string(int_max);
       case Type::kNumber: return format_number(num_min) + ".." + format_number(num_max);
       case Type::kBoolean: return "true | false";
-      case Type::kString: return choices.empty() ? "string" : join(" | ");
+      case Type::kString: return choices.empty() ? "" : join(" | ");
       case Type::kStringList: return choices.empty() ? "strings" : "some of " + join(", ");
     }
     return "";

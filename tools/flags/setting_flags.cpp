@@ -29,7 +29,9 @@ CLI::Option* SettingFlags::add(CLI::App& cmd, const std::string& name, std::stri
   }
   f->flag = flag;
   const settings::Descriptor& d = s->descriptor;
-  const std::string help = d.doc + " [" + d.range() + "; default " + settings::to_string(s->get()) + "; " + d.name() + "]";
+  const std::string range = d.range();
+  const std::string help =
+      d.doc + " [" + (range.empty() ? "" : range + "; ") + "default " + settings::to_string(s->get()) + "; " + d.name() + "]";
   f->option = cmd.add_option(flag, f->text, help);
   static const char* const kTypeNames[] = {"INT", "NUM", "BOOL", "TEXT", "A,B,..."};  // by settings::Type
   f->option->type_name(kTypeNames[static_cast<int>(d.type)]);
