@@ -246,8 +246,12 @@ Setting<S> enumerated(std::string section, std::string key, Access access, std::
   for (const auto& [name, _] : names) s.choices.push_back(name);
   s.set = [access, names](S& target, const Value& v) {
     for (const auto& [name, e] : names) {
-      if (name == std::get<std::string>(v)) std::invoke(access, target) = e;
+      if (name == std::get<std::string>(v)) {
+        std::invoke(access, target) = e;
+        return;
+      }
     }
+    throw std::logic_error("set() of an illegal value (check why_not first)");
   };
   s.get = [access, names](const S& target) -> Value {
     const E e = detail::member(access, target);

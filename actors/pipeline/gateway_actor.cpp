@@ -16,9 +16,8 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
     ZmqEngineClient engine(config.endpoints);
     // The context length lets the gateway check prompts early and fill in max_tokens for chat
     // requests that give none ("until the context is full").
-    const gpu::BackendOptions backend = backend_options(config);
-    const gateway::GatewayOptions options =
-        gateway_options(config, effective_max_model_len(backend, gpu::load_model_config(backend.model_dir)));
+    const gateway::GatewayOptions options = gateway_options(
+        config, effective_max_model_len(config.backend, gpu::load_model_config(config.backend.model_dir)));
     gateway::Gateway gw(engine, options, &runtime::zmq_context());
     gw.start();
     log->info("serving model '{}' on http://{}:{}{}", options.http.served_model_name, options.http.host,
