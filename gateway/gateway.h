@@ -5,16 +5,10 @@
 #include <memory>
 
 #include "gateway/http_server.h"
+#include "gateway/options.h"
 #include "gateway/zmq_endpoint.h"
 
 namespace zinfer::gateway {
-
-struct GatewayOptions {
-  HttpOptions http;
-  bool enable_http = true;
-  ZmqEndpointOptions zmq;
-  bool enable_zmq = true;
-};
 
 class Gateway {
  public:

@@ -1,30 +1,49 @@
-// Settings of the gateway, filled from the config by whoever starts it.
+// Settings of the gateway. The ones a config file sets ([server]) are described in
+// server_settings() (settings/setting.h) and their defaults below are the only ones; the others
+// are filled by whoever starts the gateway from what it learns at start-up (the model's context
+// length and name) or are for tests.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "settings/setting.h"
+
 namespace zinfer::gateway {
 
 struct HttpOptions {
-  std::string host = "127.0.0.1";
-  uint16_t port = 8000;              // 0 = pick a free port (HttpServer::port() tells which)
-  std::string served_model_name = "zinfer";
-  int io_threads = 2;                // all connections share these threads
-  std::size_t max_body_bytes = 1 << 20;  // larger request bodies get 413
-  int max_in_flight = 256;           // requests accepted but unfinished; more get 429
+  std::string host = "127.0.0.1";    // [server]
+  uint16_t port = 8000;              // [server] 0 = pick a free port (HttpServer::port() tells which)
+  // [server] the `model` clients name. "" in the file means the model folder's name, which the
+  // pipeline fills in before the gateway starts (actors/pipeline/engine_config.h).
+  std::string served_model_name;
+  int io_threads = 2;                // [server] all connections share these threads
+  std::size_t max_body_bytes = 8 << 20;  // [server] larger request bodies get 413
+  int max_in_flight = 4096;          // [server] max_inflight: requests accepted but unfinished; more get 429
   int max_model_len = 0;             // context length; 0 = unknown (the engine checks it)
   int idle_timeout_ms = 60000;       // a connection with no complete request is closed after this
   int write_timeout_ms = 60000;      // a client that stops reading its stream is dropped after this
 };
 
+// Its served_model_name and max_in_flight are the HTTP server's (one [server] setting each),
+// given by whoever starts the gateway.
 struct ZmqEndpointOptions {
-  std::string bind = "tcp://127.0.0.1:5555";  // "tcp://127.0.0.1:*" picks a free port
-  std::string served_model_name = "zinfer";    // a request naming another model gets 404
+  std::string bind = "tcp://127.0.0.1:5555";  // [server] zmq_endpoint; "tcp://127.0.0.1:*" picks a free port
+  std::string served_model_name;               // a request naming another model gets 404
   int max_model_len = 0;                       // 0 = unknown (the engine checks it)
-  int max_in_flight = 256;           // per endpoint; more get ErrorReply 429
+  int max_in_flight = 4096;          // per endpoint; more get ErrorReply 429
   int send_high_water_mark = 100000; // frames queued towards slow clients
 };
+
+struct GatewayOptions {
+  HttpOptions http;
+  bool enable_http = true;
+  ZmqEndpointOptions zmq;
+  bool enable_zmq = true;            // [server] zmq_endpoint = "" turns it off
+};
+
+// [server]: host, port, zmq_endpoint, served_model_name, io_threads, max_inflight, max_body_bytes.
+const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

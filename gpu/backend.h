@@ -52,24 +52,29 @@ struct SampledToken {
   std::vector<std::pair<int32_t, float>> top;    // top_logprobs alternatives, best first
 };
 
+// What the backend loads and how it sizes its KV cache. The members a config file sets ([model],
+// most of [cache]) are described in gpu/backend_settings.h; their defaults below are the only ones
+// (serve, generate and the benchmarks start from them). max_num_seqs and max_num_batched_tokens
+// are the scheduler's limits, given to the backend by whoever starts both (they size the decode
+// graphs and workspaces); num_threads and cuda_graphs are for tests and tools.
 struct BackendOptions {
-  std::string model_dir;
-  std::string device = "cpu";           // "cpu", "cuda" or "synthetic" (no model: tokens at once)
-  int32_t block_size = 16;
-  int32_t num_gpu_blocks = 0;           // 0 = size from memory (cuda) or from max_kv_tokens (cpu)
-  int32_t num_cpu_blocks = 0;           // host (swap) pool; 0 = as many as swap_space_bytes holds
-  int64_t swap_space_bytes = 0;         // host memory for swapped-out blocks when num_cpu_blocks is 0
-  double gpu_memory_utilization = 0.9;
-  int32_t max_num_seqs = 256;           // largest decode batch (CUDA graph buckets)
-  int32_t max_num_batched_tokens = 8192;// largest step (activation workspace)
-  int32_t max_model_len = 0;            // 0 = the config's max_position_embeddings
-  int64_t cpu_kv_cache_bytes = 512ll << 20;  // CPU backend: device-pool size when num_gpu_blocks is 0
+  std::string model_dir = "models/default";  // [model] path
+  std::string device = "cpu";           // [model] "cpu", "cuda" or "synthetic" (no model: tokens at once)
+  int32_t block_size = 16;              // [cache]
+  int32_t num_gpu_blocks = 0;           // [cache] 0 = size from memory (cuda) or from cpu_kv_cache_bytes (cpu)
+  int32_t num_cpu_blocks = 0;           // [cache] host (swap) pool; 0 = as many as swap_space_bytes holds
+  int64_t swap_space_bytes = 1ll << 30; // [cache] swap_space_mb: host memory for swapped-out blocks
+  double gpu_memory_utilization = 0.9;  // [cache]
+  int32_t max_num_seqs = 256;           // largest decode batch (CUDA graph buckets): the scheduler's
+  int32_t max_num_batched_tokens = 2048;// largest step (activation workspace): the scheduler's
+  int32_t max_model_len = 0;            // [model] 0 = the config's max_position_embeddings
+  int64_t cpu_kv_cache_bytes = 256ll << 20;  // [cache] cpu_kv_cache_mb: CPU device pool when num_gpu_blocks is 0
   int32_t num_threads = 0;              // CPU backend: 0 = all cores
   bool cuda_graphs = true;
-  // CUDA backend: where the cuBLASLt choices of the start-up tuning are kept between runs:
-  // "auto" ($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or "off".
+  std::string dtype = "auto";           // [model] compute dtype: auto|float32|bfloat16|float16
+  // [model] CUDA backend: where the cuBLASLt choices of the start-up tuning are kept between
+  // runs: "auto" ($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or "off".
   std::string tuning_cache = "auto";
-  std::string dtype = "auto";           // compute dtype: auto|float32|bfloat16|float16
 };
 
 struct CacheGeometry {

@@ -1,12 +1,17 @@
-// zinfer's configuration: one TOML file (configs/*.toml) read into typed sections. Every setting
-// has a default (so an empty file is a valid CPU configuration); an unknown section or key, a
-// wrong type or an out-of-range value is a ConfigError naming the key, the file and the line.
+// Reads a TOML file (configs/*.toml) into the settings that libraries describe next to their own
+// options structs (settings/setting.h). The runtime knows no setting but its own
+// (runtime/runtime_config.h): whoever starts a program binds the structs it composes (e.g.
+// actors/pipeline/engine_config.h), then reads. A key no bound setting names, an unknown section,
+// a wrong type or an illegal value is a ConfigError naming the key, the file and the line; a key
+// the file leaves out keeps the struct's default.
 #pragma once
 
-#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "settings/setting.h"
 
 namespace zinfer::runtime {
 
@@ -15,75 +20,44 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct ServerConfig {
-  std::string host = "127.0.0.1";
-  int64_t port = 8000;
-  std::string zmq_endpoint = "tcp://127.0.0.1:5555";  // native client endpoint ("" = off)
-  std::string served_model_name;                      // "" = the model folder's name
-  int64_t io_threads = 2;
-  int64_t max_inflight = 4096;                        // more in-flight requests -> 429
-  int64_t max_body_bytes = 8 << 20;                   // larger bodies -> 413
+// A setting bound to one struct instance: what the reader applies and the flag builder reads.
+struct BoundSetting {
+  settings::Descriptor descriptor;
+  std::function<void(const settings::Value&)> set;
+  std::function<settings::Value()> get;
 };
 
-struct ModelConfigSection {
-  std::string path = "models/default";
-  std::string device = "cpu";     // cpu | cuda | synthetic (control-plane benchmarks)
-  std::string dtype = "auto";     // auto | float32 | bfloat16 | float16
-  int64_t max_model_len = 0;      // 0 = the model's max_position_embeddings
+class ConfigReader {
+ public:
+  // Binds every setting of `table` to `target`, which must outlive the reader. A setting whose
+  // section and key another bound setting has is a std::logic_error (two owners of one key).
+  template <class S>
+  void bind(S& target, const settings::Settings<S>& table) {
+    for (const auto& s : table) {
+      add(BoundSetting{s, [&target, set = s.set](const settings::Value& v) { set(target, v); },
+                       [&target, get = s.get] { return get(target); }});
+    }
+  }
+
+  // Applies the file's values; throws ConfigError (a syntax error names the file and the line too).
+  void read_text(const std::string& toml_text, const std::string& origin) const;
+  void read_file(const std::string& path) const;
+
+  // Applies one value given outside a file (a command-line flag): `origin` names where it came
+  // from ("--max-num-seqs"). Throws ConfigError when the value is illegal.
+  void apply(const BoundSetting& setting, const settings::Value& value, const std::string& origin) const;
+
+  const std::vector<BoundSetting>& settings() const { return settings_; }
+  // nullptr when no bound setting has this section and key.
+  const BoundSetting* find(const std::string& section, const std::string& key) const;
+
+ private:
+  void add(BoundSetting setting);
+  std::vector<BoundSetting> settings_;
 };
 
-struct SchedulerConfig {
-  std::string policy = "fcfs";          // fcfs | priority
-  std::string preemption = "recompute"; // recompute | swap
-  int64_t max_num_seqs = 64;
-  int64_t max_num_batched_tokens = 2048;
-  int64_t max_plans_in_flight = 2;      // steps planned ahead of the executor's results
-};
-
-struct CacheConfig {
-  int64_t block_size = 16;
-  double gpu_memory_utilization = 0.9;
-  int64_t num_gpu_blocks = 0;          // 0 = from memory (cuda) / cpu_kv_cache_mb (cpu)
-  int64_t num_cpu_blocks = 0;          // host swap pool; 0 = from swap_space_mb
-  int64_t swap_space_mb = 1024;
-  int64_t cpu_kv_cache_mb = 256;       // CPU backend's device pool when num_gpu_blocks = 0
-  bool enable_prefix_caching = true;
-};
-
-struct TokenizerConfig {
-  int64_t workers = 2;
-};
-
-// Where each actor listens. inproc:// when the actors are threads of one process, ipc:// when
-// they are processes of one host; the same actor code runs on either. The executor's and the
-// detokenizer's endpoints (one sender each: the scheduler) may also be shm://<path>, a
-// shared-memory ring between processes (runtime/shm_link.h); the others may not.
-struct EndpointsConfig {
-  std::string tokenizer = "inproc://zinfer-tokenizer";
-  std::string scheduler = "inproc://zinfer-scheduler";
-  std::string executor = "inproc://zinfer-executor";
-  std::string detokenizer = "inproc://zinfer-detokenizer";
-  std::string gateway = "inproc://zinfer-gateway";
-};
-
-struct RuntimeConfig {
-  std::string log_level = "info";
-  // For `zinfer launch`: the actors started as processes, in start order.
-  std::vector<std::string> actors = {"executor", "detokenizer", "scheduler", "tokenizer", "gateway"};
-};
-
-struct Config {
-  std::string source;  // file it came from ("" for defaults)
-  ServerConfig server;
-  ModelConfigSection model;
-  SchedulerConfig scheduler;
-  CacheConfig cache;
-  TokenizerConfig tokenizer;
-  EndpointsConfig endpoints;
-  RuntimeConfig runtime;
-};
-
-Config load_config(const std::string& path);                          // throws ConfigError
-Config parse_config(const std::string& toml_text, const std::string& origin);  // throws ConfigError
+// Reads a value of `type` from its command-line spelling ("16", "0.9", "true", "fcfs", "a,b");
+// throws ConfigError naming `origin` when it is not one.
+settings::Value parse_value(settings::Type type, const std::string& text, const std::string& origin);
 
 }  // namespace zinfer::runtime

@@ -23,7 +23,7 @@ std::vector<std::string> Supervisor::names() const {
   return out;
 }
 
-void Supervisor::start_threads(const Config& config, const std::vector<std::string>& names) {
+void Supervisor::start_threads(const std::vector<std::string>& names) {
   for (const auto& name : names) {
     auto it = factories_.find(name);
     if (it == factories_.end()) {
@@ -31,7 +31,7 @@ void Supervisor::start_threads(const Config& config, const std::vector<std::stri
       throw std::runtime_error("unknown actor '" + name + "'");
     }
     try {
-      running_.push_back(std::make_unique<Actor>(name, it->second(config)));
+      running_.push_back(std::make_unique<Actor>(name, it->second()));
       logger("supervisor")->debug("actor {} ready", name);
     } catch (...) {
       stop_threads();

@@ -1,5 +1,6 @@
 // Starts the configured actors and watches them. Actors are registered by name with a factory
-// that builds their body from the Config (the runtime knows no actor by itself). Two modes:
+// that builds their body (from whatever configuration the registrant bound into it: the runtime
+// knows no actor and no actor's settings by itself). Two modes:
 //  - threads: every actor a thread of this process (`zinfer serve`), started in order, each start
 //    blocking until that actor is ready; stopped in reverse order.
 //  - processes: every actor its own process (`zinfer launch`), running `EXE actor NAME --config F`;
@@ -13,20 +14,19 @@
 #include <vector>
 
 #include "runtime/actor.h"
-#include "runtime/config.h"
 
 namespace zinfer::runtime {
 
 class Supervisor {
  public:
-  using Factory = std::function<ActorBody(const Config&)>;
+  using Factory = std::function<ActorBody()>;
 
   void register_actor(const std::string& name, Factory factory);
   bool knows(const std::string& name) const { return factories_.count(name) != 0; }
   std::vector<std::string> names() const;
 
   // Threads of this process. Throws (after stopping what started) when one fails to start.
-  void start_threads(const Config& config, const std::vector<std::string>& names);
+  void start_threads(const std::vector<std::string>& names);
   void stop_threads();
   // True while every started actor thread is alive.
   bool all_alive() const;

@@ -32,25 +32,25 @@ struct RequestState {
 
 }  // namespace
 
-runtime::ActorBody detokenizer_actor(const runtime::Config& config) {
-  return [config](runtime::Pipe& pipe) {
+runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsConfig endpoints) {
+  return [model_dir = std::move(model_dir), endpoints = std::move(endpoints)](runtime::Pipe& pipe) {
     auto log = runtime::logger("detokenizer");
     std::shared_ptr<const tok::Tokenizer> tokenizer;
-    if (std::filesystem::exists(std::filesystem::path(config.model.path) / "tokenizer.json")) {
-      tokenizer = tok::Tokenizer::from_file(config.model.path);
+    if (std::filesystem::exists(std::filesystem::path(model_dir) / "tokenizer.json")) {
+      tokenizer = tok::Tokenizer::from_file(model_dir);
     } else {
-      log->warn("no tokenizer.json in {}: text will be empty, token ids still flow", config.model.path);
+      log->warn("no tokenizer.json in {}: text will be empty, token ids still flow", model_dir);
     }
     // The scheduler is the only sender here: the endpoint may be a shm:// ring (runtime/link.h).
     runtime::LinkOptions link_options;
     link_options.should_stop = [&pipe] { return pipe.term_requested(); };
-    auto in = runtime::open_link(runtime::Link::Role::kPull, config.endpoints.detokenizer, link_options);
+    auto in = runtime::open_link(runtime::Link::Role::kPull, endpoints.detokenizer, link_options);
     zmq::socket_t to_gateway(runtime::zmq_context(), zmq::socket_type::push);
     runtime::configure_pipeline_socket(to_gateway);
-    to_gateway.connect(config.endpoints.gateway);
+    to_gateway.connect(endpoints.gateway);
     zmq::socket_t to_scheduler(runtime::zmq_context(), zmq::socket_type::push);
     runtime::configure_pipeline_socket(to_scheduler);
-    to_scheduler.connect(config.endpoints.scheduler);
+    to_scheduler.connect(endpoints.scheduler);
 
     std::unordered_map<uint64_t, RequestState> requests;
 

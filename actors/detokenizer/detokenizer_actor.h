@@ -11,10 +11,13 @@
 #pragma once
 
 #include "runtime/actor.h"
-#include "runtime/config.h"
+#include <string>
+
+#include "runtime/runtime_config.h"
 
 namespace zinfer::actors {
 
-runtime::ActorBody detokenizer_actor(const runtime::Config& config);
+// Detokenizes with model_dir/tokenizer.json; serves endpoints.detokenizer.
+runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsConfig endpoints);
 
 }  // namespace zinfer::actors

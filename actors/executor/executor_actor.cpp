@@ -12,25 +12,8 @@
 
 namespace zinfer::actors {
 
-gpu::BackendOptions backend_options(const runtime::Config& config) {
-  gpu::BackendOptions o;
-  o.model_dir = config.model.path;
-  o.device = config.model.device;
-  o.dtype = config.model.dtype;
-  o.block_size = static_cast<int32_t>(config.cache.block_size);
-  o.num_gpu_blocks = static_cast<int32_t>(config.cache.num_gpu_blocks);
-  o.num_cpu_blocks = static_cast<int32_t>(config.cache.num_cpu_blocks);
-  o.gpu_memory_utilization = config.cache.gpu_memory_utilization;
-  o.max_num_seqs = static_cast<int32_t>(config.scheduler.max_num_seqs);
-  o.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
-  o.max_model_len = static_cast<int32_t>(config.model.max_model_len);
-  o.cpu_kv_cache_bytes = config.cache.cpu_kv_cache_mb << 20;
-  o.swap_space_bytes = config.cache.swap_space_mb << 20;
-  return o;
-}
-
-int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelConfig& model) {
-  if (config.model.max_model_len > 0) return static_cast<int32_t>(config.model.max_model_len);
+int32_t effective_max_model_len(const gpu::BackendOptions& options, const gpu::ModelConfig& model) {
+  if (options.max_model_len > 0) return options.max_model_len;
   return static_cast<int32_t>(model.max_position_embeddings);
 }
 
@@ -81,8 +64,8 @@ protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::Sam
   return r;
 }
 
-runtime::ActorBody executor_actor(const runtime::Config& config) {
-  return [config](runtime::Pipe& pipe) {
+runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::EndpointsConfig endpoints) {
+  return [options = std::move(options), endpoints = std::move(endpoints)](runtime::Pipe& pipe) {
     auto log = runtime::logger("executor");
     // One scheduler talks to the executor: its endpoint may be a shm:// ring pair (runtime/link.h).
     // Each plan is answered before the next is read, so a reply goes to the sender of the
@@ -90,10 +73,10 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
     runtime::LinkOptions link_options;
     link_options.zmq_hwm = 1000;
     link_options.should_stop = [&pipe] { return pipe.term_requested(); };
-    auto link = runtime::open_link(runtime::Link::Role::kServer, config.endpoints.executor, link_options);
+    auto link = runtime::open_link(runtime::Link::Role::kServer, endpoints.executor, link_options);
 
     auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<gpu::Backend> backend = gpu::make_backend(backend_options(config));
+    std::unique_ptr<gpu::Backend> backend = gpu::make_backend(options);
     gpu::CacheGeometry geo = backend->cache_geometry();
     log->info("{} backend ready in {:.1f} s: {} device KV blocks of {} tokens ({} tokens), {} host blocks",
               backend->name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
@@ -147,7 +130,7 @@ runtime::ActorBody executor_actor(const runtime::Config& config) {
             info.block_size = geo.block_size;
             info.num_gpu_blocks = geo.num_gpu_blocks;
             info.num_cpu_blocks = geo.num_cpu_blocks;
-            info.max_model_len = effective_max_model_len(config, backend->config());
+            info.max_model_len = effective_max_model_len(options, backend->config());
             info.vocab_size = backend->config().vocab_size;
             info.eos_token_ids = backend->config().eos_token_ids;
             runtime::send_message(peer, info);

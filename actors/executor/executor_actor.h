@@ -8,14 +8,12 @@
 #include "gpu/backend.h"
 #include "protocol/messages.h"
 #include "runtime/actor.h"
-#include "runtime/config.h"
+#include "runtime/runtime_config.h"
 
 namespace zinfer::actors {
 
-runtime::ActorBody executor_actor(const runtime::Config& config);
-
-// The backend options a config asks for (shared with tools that build a backend directly).
-gpu::BackendOptions backend_options(const runtime::Config& config);
+// Loads the backend `backend` describes and serves endpoints.executor.
+runtime::ActorBody executor_actor(gpu::BackendOptions backend, runtime::EndpointsConfig endpoints);
 
 // Translation between the protocol and the backend. to_batch_input writes the plan's step over
 // the batch of an earlier step, swapping the token ids, block tables and finished list between
@@ -23,8 +21,8 @@ gpu::BackendOptions backend_options(const runtime::Config& config);
 void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& batch);
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled);
 
-// The context length a config and model give: model.max_model_len when set, else the model's
-// max_position_embeddings.
-int32_t effective_max_model_len(const runtime::Config& config, const gpu::ModelConfig& model);
+// The context length the options and model give: options.max_model_len when set, else the
+// model's max_position_embeddings.
+int32_t effective_max_model_len(const gpu::BackendOptions& options, const gpu::ModelConfig& model);
 
 }  // namespace zinfer::actors

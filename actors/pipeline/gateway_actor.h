@@ -4,11 +4,10 @@
 #pragma once
 
 #include "runtime/actor.h"
-#include "runtime/config.h"
+#include "actors/pipeline/engine_config.h"
 
 namespace zinfer::actors {
 
-runtime::ActorBody gateway_actor(const runtime::Config& config);
-std::string served_model_name(const runtime::Config& config);
+runtime::ActorBody gateway_actor(const EngineConfig& config);
 
 }  // namespace zinfer::actors

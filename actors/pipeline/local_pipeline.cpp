@@ -11,7 +11,7 @@ namespace {
 std::atomic<uint64_t> g_instances{0};
 }
 
-LocalPipeline::LocalPipeline(runtime::Config config) : config_(std::move(config)) {
+LocalPipeline::LocalPipeline(EngineConfig config) : config_(std::move(config)) {
   const std::string tag = "inproc://zinfer-local-" + std::to_string(g_instances++) + "-";
   config_.endpoints.tokenizer = tag + "tokenizer";
   config_.endpoints.scheduler = tag + "scheduler";
@@ -19,9 +19,9 @@ LocalPipeline::LocalPipeline(runtime::Config config) : config_(std::move(config)
   config_.endpoints.detokenizer = tag + "detokenizer";
   config_.endpoints.gateway = tag + "gateway";
   // The client binds the events endpoint before any actor connects to it.
-  client_ = std::make_unique<ZmqEngineClient>(config_);
-  register_pipeline_actors(supervisor_);
-  supervisor_.start_threads(config_, {"executor", "detokenizer", "scheduler", "tokenizer"});
+  client_ = std::make_unique<ZmqEngineClient>(config_.endpoints);
+  register_pipeline_actors(supervisor_, config_);
+  supervisor_.start_threads({"executor", "detokenizer", "scheduler", "tokenizer"});
 }
 
 LocalPipeline::~LocalPipeline() {

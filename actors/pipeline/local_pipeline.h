@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "actors/pipeline/zmq_engine_client.h"
-#include "runtime/config.h"
+#include "actors/pipeline/engine_config.h"
 #include "runtime/supervisor.h"
 
 namespace zinfer::actors {
@@ -33,17 +33,17 @@ class LocalPipeline {
  public:
   // Starts executor, detokenizer, scheduler and tokenizer; endpoints are made unique to this
   // instance (inproc). Blocks until all are ready; throws if one fails to start.
-  explicit LocalPipeline(runtime::Config config);
+  explicit LocalPipeline(EngineConfig config);
   ~LocalPipeline();
 
   // Submits every request (request ids are assigned here) and waits until all have finished.
   // on_event, if given, sees each event as it arrives (for latency measurements).
   std::vector<RequestResult> run(std::vector<protocol::GenerateRequest> requests,
                                  const std::function<void(size_t, const gateway::EngineEvent&)>& on_event = {});
-  const runtime::Config& config() const { return config_; }
+  const EngineConfig& config() const { return config_; }
 
  private:
-  runtime::Config config_;
+  EngineConfig config_;
   runtime::Supervisor supervisor_;
   std::unique_ptr<ZmqEngineClient> client_;
   uint64_t next_id_ = 1;

@@ -8,12 +8,12 @@
 
 namespace zinfer::actors {
 
-void register_pipeline_actors(runtime::Supervisor& supervisor) {
-  supervisor.register_actor("executor", executor_actor);
-  supervisor.register_actor("detokenizer", detokenizer_actor);
-  supervisor.register_actor("scheduler", scheduler_actor);
-  supervisor.register_actor("tokenizer", tokenizer_actor);
-  supervisor.register_actor("gateway", gateway_actor);
+void register_pipeline_actors(runtime::Supervisor& supervisor, const EngineConfig& config) {
+  supervisor.register_actor("executor", [config] { return executor_actor(backend_options(config), config.endpoints); });
+  supervisor.register_actor("detokenizer", [config] { return detokenizer_actor(config.backend.model_dir, config.endpoints); });
+  supervisor.register_actor("scheduler", [config] { return scheduler_actor(config); });
+  supervisor.register_actor("tokenizer", [config] { return tokenizer_actor(config); });
+  supervisor.register_actor("gateway", [config] { return gateway_actor(config); });
 }
 
 }  // namespace zinfer::actors

@@ -59,7 +59,7 @@ class EarlyAborts {
 
 }  // namespace
 
-runtime::ActorBody scheduler_actor(const runtime::Config& config) {
+runtime::ActorBody scheduler_actor(const EngineConfig& config) {
   return [config](runtime::Pipe& pipe) {
     auto log = runtime::logger("scheduler");
     zmq::socket_t in(runtime::zmq_context(), zmq::socket_type::pull);
@@ -80,24 +80,12 @@ runtime::ActorBody scheduler_actor(const runtime::Config& config) {
     protocol::ExecutorInfo info = fetch_executor_info(*executor, pipe);
     if (!info.error.empty()) throw std::runtime_error("the executor failed: " + info.error);
 
-    scheduler::SchedulerConfig sc;
-    sc.max_num_batched_tokens = static_cast<int32_t>(config.scheduler.max_num_batched_tokens);
-    sc.max_num_seqs = static_cast<int32_t>(config.scheduler.max_num_seqs);
-    sc.max_plans_in_flight = static_cast<int32_t>(config.scheduler.max_plans_in_flight);
-    sc.block_table_deltas = true;  // the executor actor keeps a BlockTableMirror
-    sc.max_model_len = info.max_model_len;
-    sc.block_size = info.block_size;
-    sc.num_device_blocks = info.num_gpu_blocks;
-    sc.num_host_blocks = info.num_cpu_blocks;
-    sc.enable_prefix_caching = config.cache.enable_prefix_caching;
-    sc.policy = config.scheduler.policy;
-    sc.preemption = scheduler::parse_preemption_mode(config.scheduler.preemption);
-    sc.eos_token_ids = info.eos_token_ids;
+    const scheduler::SchedulerConfig sc = scheduler_options(config, info);
     sc.validate();
     scheduler::SchedulerCore core(sc);
     log->info("scheduling over {} device blocks and {} host blocks of {} tokens ({} policy, {} preemption)",
-              sc.num_device_blocks, sc.num_host_blocks, sc.block_size, config.scheduler.policy,
-              config.scheduler.preemption);
+              sc.num_device_blocks, sc.num_host_blocks, sc.block_size, sc.policy,
+              scheduler::to_string(sc.preemption));
 
     EarlyAborts early_aborts;
     auto send_output = [&](scheduler::SchedulerOutput&& out) {

@@ -11,10 +11,10 @@
 #pragma once
 
 #include "runtime/actor.h"
-#include "runtime/config.h"
+#include "actors/pipeline/engine_config.h"
 
 namespace zinfer::actors {
 
-runtime::ActorBody scheduler_actor(const runtime::Config& config);
+runtime::ActorBody scheduler_actor(const EngineConfig& config);
 
 }  // namespace zinfer::actors

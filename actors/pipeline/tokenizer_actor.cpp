@@ -17,19 +17,19 @@ namespace {
 
 std::atomic<uint64_t> g_tokenizer_instance{0};
 
-runtime::ActorBody tokenizer_worker(const runtime::Config& config, std::string work_endpoint,
+runtime::ActorBody tokenizer_worker(const runtime::EndpointsConfig& endpoints, std::string work_endpoint,
                                     std::shared_ptr<const TokenizerResources> resources) {
-  return [config, work_endpoint, resources](runtime::Pipe& pipe) {
+  return [endpoints, work_endpoint, resources](runtime::Pipe& pipe) {
     auto log = runtime::logger("tokenizer");
     zmq::socket_t work(runtime::zmq_context(), zmq::socket_type::pull);
     runtime::configure_pipeline_socket(work);
     work.connect(work_endpoint);
     zmq::socket_t to_scheduler(runtime::zmq_context(), zmq::socket_type::push);
     runtime::configure_pipeline_socket(to_scheduler);
-    to_scheduler.connect(config.endpoints.scheduler);
+    to_scheduler.connect(endpoints.scheduler);
     zmq::socket_t to_gateway(runtime::zmq_context(), zmq::socket_type::push);
     runtime::configure_pipeline_socket(to_gateway);
-    to_gateway.connect(config.endpoints.gateway);
+    to_gateway.connect(endpoints.gateway);
 
     runtime::Loop loop(&pipe);
     loop.on(work, [&](zmq::socket_t& s) {
@@ -57,10 +57,10 @@ runtime::ActorBody tokenizer_worker(const runtime::Config& config, std::string w
 
 }  // namespace
 
-runtime::ActorBody tokenizer_actor(const runtime::Config& config) {
+runtime::ActorBody tokenizer_actor(const EngineConfig& config) {
   return [config](runtime::Pipe& pipe) {
     auto resources = std::make_shared<const TokenizerResources>(
-        TokenizerResources::load(config.model.path, static_cast<int32_t>(config.model.max_model_len)));
+        TokenizerResources::load(config.backend.model_dir, config.backend.max_model_len));
     const std::string work_endpoint = "inproc://zinfer-tokenizer-work-" + std::to_string(g_tokenizer_instance++);
 
     zmq::socket_t front(runtime::zmq_context(), zmq::socket_type::pull);
@@ -71,9 +71,9 @@ runtime::ActorBody tokenizer_actor(const runtime::Config& config) {
     work.bind(work_endpoint);
 
     std::vector<std::unique_ptr<runtime::Actor>> workers;
-    for (int64_t i = 0; i < config.tokenizer.workers; ++i) {
+    for (int32_t i = 0; i < config.tokenizer.workers; ++i) {
       workers.push_back(std::make_unique<runtime::Actor>("tokenizer-" + std::to_string(i),
-                                                         tokenizer_worker(config, work_endpoint, resources)));
+                                                         tokenizer_worker(config.endpoints, work_endpoint, resources)));
     }
     runtime::Loop loop(&pipe);
     loop.on(front, [&](zmq::socket_t& s) {

@@ -5,10 +5,10 @@
 #pragma once
 
 #include "runtime/actor.h"
-#include "runtime/config.h"
+#include "actors/pipeline/engine_config.h"
 
 namespace zinfer::actors {
 
-runtime::ActorBody tokenizer_actor(const runtime::Config& config);
+runtime::ActorBody tokenizer_actor(const EngineConfig& config);
 
 }  // namespace zinfer::actors

@@ -15,16 +15,16 @@ int64_t now_ns() {
 }
 }  // namespace
 
-ZmqEngineClient::ZmqEngineClient(const runtime::Config& config)
+ZmqEngineClient::ZmqEngineClient(const runtime::EndpointsConfig& endpoints)
     : to_tokenizer_(runtime::zmq_context(), zmq::socket_type::push),
       to_scheduler_(runtime::zmq_context(), zmq::socket_type::push),
       events_(runtime::zmq_context(), zmq::socket_type::pull) {
   runtime::configure_pipeline_socket(to_tokenizer_);
   runtime::configure_pipeline_socket(to_scheduler_);
   runtime::configure_pipeline_socket(events_);
-  events_.bind(config.endpoints.gateway);
-  to_tokenizer_.connect(config.endpoints.tokenizer);
-  to_scheduler_.connect(config.endpoints.scheduler);
+  events_.bind(endpoints.gateway);
+  to_tokenizer_.connect(endpoints.tokenizer);
+  to_scheduler_.connect(endpoints.scheduler);
 }
 
 void ZmqEngineClient::submit(protocol::GenerateRequest request, gateway::DeltaSink sink) {

@@ -14,13 +14,13 @@
 #include <zmq.hpp>
 
 #include "gateway/engine_client.h"
-#include "runtime/config.h"
+#include "runtime/runtime_config.h"
 
 namespace zinfer::actors {
 
 class ZmqEngineClient : public gateway::EngineClient {
  public:
-  explicit ZmqEngineClient(const runtime::Config& config);
+  explicit ZmqEngineClient(const runtime::EndpointsConfig& endpoints);
 
   void submit(protocol::GenerateRequest request, gateway::DeltaSink sink) override;
   void abort(uint64_t request_id) override;

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "actors/scheduler/policies/scheduling_policy.h"
+
 namespace zinfer::scheduler {
 
 PreemptionMode parse_preemption_mode(std::string_view name) {
@@ -36,6 +38,34 @@ kv::KvConfig SchedulerConfig::kv_config() const {
   c.num_host_blocks = num_host_blocks;
   c.enable_prefix_caching = enable_prefix_caching;
   return c;
+}
+
+const settings::Settings<SchedulerConfig>& scheduler_settings() {
+  using C = SchedulerConfig;
+  static const settings::Settings<C> s = {
+      settings::text<C>("scheduler", "policy", &C::policy, policy_names(),
+                        "which waiting sequence runs first (priority: lower `priority` field first)"),
+      settings::enumerated<C>("scheduler", "preemption", &C::preemption,
+                              std::vector<std::pair<std::string, PreemptionMode>>{{"recompute", PreemptionMode::kRecompute},
+                                                                                  {"swap", PreemptionMode::kSwap}},
+                              "what happens to a running sequence when the KV cache is full"),
+      settings::integer<C>("scheduler", "max_num_seqs", &C::max_num_seqs, 1, 4096, "sequences in one step at most"),
+      settings::integer<C>("scheduler", "max_num_batched_tokens", &C::max_num_batched_tokens, 16, 1 << 20,
+                           "tokens in one step at most (decodes first, then prefill chunks)"),
+      settings::integer<C>("scheduler", "max_plans_in_flight", &C::max_plans_in_flight, 1, kMaxPlansInFlight,
+                           "steps planned ahead of the executor's results"),
+      settings::flag<C>("cache", "enable_prefix_caching", &C::enable_prefix_caching,
+                        "share full KV blocks of identical prompt prefixes"),
+  };
+  return s;
+}
+
+std::string check_settings(const SchedulerConfig& c) {
+  if (c.max_num_batched_tokens < c.max_num_seqs) {
+    return "scheduler.max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
+           ") must be at least scheduler.max_num_seqs (" + std::to_string(c.max_num_seqs) + ")";
+  }
+  return "";
 }
 
 }  // namespace zinfer::scheduler

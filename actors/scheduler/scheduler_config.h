@@ -1,4 +1,7 @@
-// The settings of the scheduler core and of the KV pools it plans over.
+// The settings of the scheduler core and of the KV pools it plans over. The ones a config file
+// sets are described in scheduler_settings() (settings/setting.h): their defaults are the members'
+// defaults below, the one place they are written. The others derive from the executor at start-up
+// (block geometry, context length, eos ids) or are chosen by the code that starts the scheduler.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +10,7 @@
 #include <vector>
 
 #include "actors/kv/kv_types.h"
+#include "settings/setting.h"
 
 namespace zinfer::scheduler {
 
@@ -26,17 +30,17 @@ const char* to_string(PreemptionMode mode);
 constexpr int32_t kMaxPlansInFlight = 8;
 
 struct SchedulerConfig {
-  int32_t max_num_batched_tokens = 2048;  // tokens per step (decodes + prefill chunks)
-  int32_t max_num_seqs = 256;             // sequences per step
-  int32_t max_model_len = 4096;           // prompt + generated tokens of one sequence
-  int32_t block_size = 16;
-  int32_t num_device_blocks = 1024;
-  int32_t num_host_blocks = 0;
-  bool enable_prefix_caching = true;
-  std::string policy = "fcfs";            // a name known to make_policy (policies/)
-  PreemptionMode preemption = PreemptionMode::kRecompute;
+  int32_t max_num_batched_tokens = 2048;  // [scheduler] tokens per step (decodes + prefill chunks)
+  int32_t max_num_seqs = 256;             // [scheduler] sequences per step
+  int32_t max_model_len = 4096;           // prompt + generated tokens of one sequence (the executor's)
+  int32_t block_size = 16;                // the executor's cache geometry
+  int32_t num_device_blocks = 1024;       // the executor's cache geometry
+  int32_t num_host_blocks = 0;            // the executor's cache geometry
+  bool enable_prefix_caching = true;      // [cache]
+  std::string policy = "fcfs";            // [scheduler] a name known to make_policy (policies/)
+  PreemptionMode preemption = PreemptionMode::kRecompute;  // [scheduler]
   std::vector<int32_t> eos_token_ids;     // the model's; ignored for requests with ignore_eos
-  int32_t max_plans_in_flight = 2;        // 1..kMaxPlansInFlight; 2 plans step N+1 while step N runs
+  int32_t max_plans_in_flight = 2;        // [scheduler] 1..kMaxPlansInFlight; 2 plans step N+1 while step N runs
   // Plans carry each block table after the prefix earlier plans sent (protocol 1.2,
   // protocol/block_table_delta.h); the executor must keep a BlockTableMirror. Off: whole tables.
   bool block_table_deltas = false;
@@ -45,5 +49,14 @@ struct SchedulerConfig {
   void validate() const;
   kv::KvConfig kv_config() const;
 };
+
+// The settings a config file sets: [scheduler] policy, preemption, max_num_seqs,
+// max_num_batched_tokens, max_plans_in_flight and [cache] enable_prefix_caching. The policy's
+// allowed names are policy_names() (policies/scheduling_policy.h).
+const settings::Settings<SchedulerConfig>& scheduler_settings();
+
+// The rule between settings that each descriptor alone cannot check: "" when the settings agree,
+// else why not, naming the keys (a step must hold one token of every sequence it runs).
+std::string check_settings(const SchedulerConfig& config);
 
 }  // namespace zinfer::scheduler

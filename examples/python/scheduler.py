@@ -381,7 +381,7 @@ def load_settings(path):
         if endpoint.startswith("inproc://"):
             raise SystemExit(f"{path}: [endpoints].{name} is {endpoint}; another process needs ipc:// or tcp://")
     limits = config.get("scheduler", {})
-    return endpoints, limits.get("max_num_seqs", 64), limits.get("max_num_batched_tokens", 2048)
+    return endpoints, limits.get("max_num_seqs", 256), limits.get("max_num_batched_tokens", 2048)
 
 
 def fetch_executor_info(executor, stopping, timeout_s):

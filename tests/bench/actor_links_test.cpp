@@ -62,14 +62,15 @@ class ActorLinks : public ::testing::TestWithParam<std::string> {};
 // Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST_P(ActorLinks, ExecutorAnswersABadFrameAndKeepsServing) {
   TempFolder dir;
-  runtime::Config c;
-  c.model.path = kModel;
-  c.model.device = "synthetic";
-  c.cache.num_gpu_blocks = 64;
-  c.cache.num_cpu_blocks = 8;
-  c.endpoints.executor = dir.endpoint(GetParam(), "executor");
-  runtime::Actor executor("executor", actors::executor_actor(c));
-  auto link = runtime::open_link(runtime::Link::Role::kClient, c.endpoints.executor);
+  gpu::BackendOptions o;
+  o.model_dir = kModel;
+  o.device = "synthetic";
+  o.num_gpu_blocks = 64;
+  o.num_cpu_blocks = 8;
+  runtime::EndpointsConfig endpoints;
+  endpoints.executor = dir.endpoint(GetParam(), "executor");
+  runtime::Actor executor("executor", actors::executor_actor(o, endpoints));
+  auto link = runtime::open_link(runtime::Link::Role::kClient, endpoints.executor);
 
   link->send("this is not msgpack");
   auto reply = recv_within(*link);
@@ -90,15 +91,14 @@ TEST_P(ActorLinks, ExecutorAnswersABadFrameAndKeepsServing) {
 // Invariant 25 (docs/architecture.md): no input aborts a process.
 TEST_P(ActorLinks, DetokenizerSkipsABadFrameAndKeepsServing) {
   TempFolder dir;
-  runtime::Config c;
-  c.model.path = kModel;
-  c.endpoints.detokenizer = dir.endpoint(GetParam(), "detokenizer");
-  c.endpoints.gateway = dir.endpoint("ipc", "gateway");
-  c.endpoints.scheduler = dir.endpoint("ipc", "scheduler");
-  auto gateway = runtime::open_link(runtime::Link::Role::kPull, c.endpoints.gateway);
-  auto scheduler = runtime::open_link(runtime::Link::Role::kPull, c.endpoints.scheduler);
-  runtime::Actor detokenizer("detokenizer", actors::detokenizer_actor(c));
-  auto link = runtime::open_link(runtime::Link::Role::kPush, c.endpoints.detokenizer);
+  runtime::EndpointsConfig endpoints;
+  endpoints.detokenizer = dir.endpoint(GetParam(), "detokenizer");
+  endpoints.gateway = dir.endpoint("ipc", "gateway");
+  endpoints.scheduler = dir.endpoint("ipc", "scheduler");
+  auto gateway = runtime::open_link(runtime::Link::Role::kPull, endpoints.gateway);
+  auto scheduler = runtime::open_link(runtime::Link::Role::kPull, endpoints.scheduler);
+  runtime::Actor detokenizer("detokenizer", actors::detokenizer_actor(kModel, endpoints));
+  auto link = runtime::open_link(runtime::Link::Role::kPush, endpoints.detokenizer);
 
   link->send("\xc1 not a message");
   protocol::RequestStart start;

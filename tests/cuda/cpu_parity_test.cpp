@@ -49,6 +49,7 @@ std::vector<float> logits_on(const std::string& device, const std::string& dir, 
   o.max_num_seqs = 4;
   o.max_num_batched_tokens = 256;
   o.max_model_len = 256;
+  o.swap_space_bytes = 0;  // no host pool: nothing swaps here
   auto backend = make_backend(o);
   SequenceInput s;
   s.seq_id = 1;

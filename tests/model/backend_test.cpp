@@ -50,6 +50,7 @@ std::unique_ptr<Backend> open_backend(const Checkpoint& ck, int blocks = 64, int
   o.model_dir = ck.dir.str();
   o.num_gpu_blocks = blocks;
   o.num_cpu_blocks = host_blocks;
+  o.swap_space_bytes = 0;  // host_blocks = 0: no host pool at all
   return make_backend(o);
 }
 

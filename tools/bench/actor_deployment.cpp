@@ -20,8 +20,9 @@ namespace {
 
 class ThreadDeployment final : public ActorDeployment {
  public:
-  explicit ThreadDeployment(const runtime::Config& config) {
-    executor_ = std::make_unique<runtime::Actor>("executor", actors::executor_actor(config));
+  explicit ThreadDeployment(const actors::EngineConfig& config) {
+    executor_ = std::make_unique<runtime::Actor>("executor",
+                                                 actors::executor_actor(actors::backend_options(config), config.endpoints));
     scheduler_ = std::make_unique<runtime::Actor>("scheduler", actors::scheduler_actor(config));
   }
   ~ThreadDeployment() override {
@@ -124,7 +125,7 @@ class ProcessDeployment final : public ActorDeployment {
 
 }  // namespace
 
-std::unique_ptr<ActorDeployment> start_threads(const runtime::Config& config) {
+std::unique_ptr<ActorDeployment> start_threads(const actors::EngineConfig& config) {
   return std::make_unique<ThreadDeployment>(config);
 }
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "runtime/actor.h"
-#include "runtime/config.h"
+#include "actors/pipeline/engine_config.h"
 
 namespace zinfer::bench {
 
@@ -24,7 +24,7 @@ class ActorDeployment {
 
 // Starts the executor, then the scheduler; returns once both are ready (the scheduler has its
 // ExecutorInfo). Throws what an actor reported as its start-up failure.
-std::unique_ptr<ActorDeployment> start_threads(const runtime::Config& config);
+std::unique_ptr<ActorDeployment> start_threads(const actors::EngineConfig& config);
 
 // Spawns `zinfer_exe actor executor|scheduler --config config_path`. Returns at once: the processes
 // are ready when the scheduler's first Stats reaches the gateway endpoint. Throws when zinfer_exe

@@ -17,7 +17,6 @@
 #include <zmq.hpp>
 
 #include "protocol/envelope.h"
-#include "runtime/config.h"
 #include "runtime/context.h"
 #include "runtime/link.h"
 #include "runtime/logging.h"
@@ -153,7 +152,7 @@ nlohmann::json run_one(const std::string& deployment, int running, const Deploym
                                  ? "zinfer-bench-" + std::to_string(getpid()) + "-" + std::to_string(++run_counter)
                                  : dir.path().string();
   const std::string text = config_text(deployment, prefix, running, o, sizing);
-  const runtime::Config config = runtime::parse_config(text, "zinfer-bench scheduler (" + what + ")");
+  const actors::EngineConfig config = actors::parse_engine_config(text, "zinfer-bench scheduler (" + what + ")");
   const std::string config_path = (dir.path() / "zinfer.toml").string();
   {
     std::ofstream f(config_path);

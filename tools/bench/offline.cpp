@@ -17,13 +17,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-runtime::Config make_config(const OfflineArgs& a) {
-  runtime::Config c = a.config.empty() ? runtime::Config{} : runtime::load_config(a.config);
-  c.model.path = a.model;
-  c.model.device = a.device;
-  if (a.max_num_seqs > 0) c.scheduler.max_num_seqs = a.max_num_seqs;
-  if (a.max_num_batched_tokens > 0) c.scheduler.max_num_batched_tokens = a.max_num_batched_tokens;
-  c.tokenizer.workers = 1;
+actors::EngineConfig make_config(const OfflineArgs& a) {
+  actors::EngineConfig c = a.flags.load(a.config);
+  c.tokenizer.workers = 1;  // prompts are token ids: nothing to tokenize in parallel
   runtime::set_log_level("warn");
   return c;
 }
@@ -55,20 +51,20 @@ double median(std::vector<double> v) {
 }  // namespace
 
 void add_offline_options(CLI::App& cmd, OfflineArgs& a) {
-  cmd.add_option("--model", a.model, "model folder")->required();
-  cmd.add_option("--device", a.device)->check(CLI::IsMember({"cpu", "cuda"}));
+  a.flags.add(cmd, "model.path", "--model")->required();
+  a.flags.add(cmd, "model.device");
   cmd.add_option("--config", a.config, "TOML config for the other settings");
   cmd.add_option("--input-len", a.input_len)->check(CLI::PositiveNumber);
   cmd.add_option("--output-len", a.output_len)->check(CLI::PositiveNumber);
   cmd.add_option("--seed", a.seed);
-  cmd.add_option("--max-num-seqs", a.max_num_seqs);
-  cmd.add_option("--max-num-batched-tokens", a.max_num_batched_tokens);
+  a.flags.add(cmd, "scheduler.max_num_seqs");
+  a.flags.add(cmd, "scheduler.max_num_batched_tokens");
   cmd.add_flag("--json", a.json, "print one JSON object");
 }
 
 void run_latency(const OfflineArgs& a) {
-  runtime::Config config = make_config(a);
-  int vocab = gpu::load_model_config(a.model).vocab_size;
+  const actors::EngineConfig config = make_config(a);
+  const int vocab = gpu::load_model_config(config.backend.model_dir).vocab_size;
   actors::LocalPipeline pipeline(config);
   std::vector<double> prefill_ms, decode_ms, e2e_ms;
   for (int it = -1; it < a.num_iters; ++it) {  // iteration -1 warms up (GEMM algorithm choice, graphs)
@@ -98,7 +94,7 @@ void run_latency(const OfflineArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("latency through the actors: batch %d, input %d, output %d, device %s, %d iterations (median)\n",
-                a.batch_size, a.input_len, a.output_len, a.device.c_str(), a.num_iters);
+                a.batch_size, a.input_len, a.output_len, config.backend.device.c_str(), a.num_iters);
     std::printf("  prefill (time to first token of the batch): %10.2f ms\n", p);
     std::printf("  decode step:                                %10.2f ms\n", d);
     std::printf("  end to end:                                 %10.2f ms\n", e);
@@ -106,8 +102,8 @@ void run_latency(const OfflineArgs& a) {
 }
 
 void run_throughput(const OfflineArgs& a) {
-  runtime::Config config = make_config(a);
-  int vocab = gpu::load_model_config(a.model).vocab_size;
+  const actors::EngineConfig config = make_config(a);
+  const int vocab = gpu::load_model_config(config.backend.model_dir).vocab_size;
   actors::LocalPipeline pipeline(config);
   {  // warm-up: a short request (GEMM algorithm choice, CUDA graphs)
     OfflineArgs w = a;
@@ -135,7 +131,7 @@ void run_throughput(const OfflineArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("throughput through the actors: %d prompts x %d in / %d out, device %s\n", a.num_prompts,
-                a.input_len, a.output_len, a.device.c_str());
+                a.input_len, a.output_len, config.backend.device.c_str());
     std::printf("  elapsed %.2f s, %.2f requests/s, %.1f total tokens/s, %.1f output tokens/s, %lld failed\n", s, rps,
                 tps, ops, static_cast<long long>(failed));
   }

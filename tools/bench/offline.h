@@ -8,20 +8,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/flags/setting_flags.h"
+
 namespace zinfer::bench {
 
 struct OfflineArgs {
-  std::string model;
-  std::string device = "cpu";
   std::string config;            // optional TOML for the other settings
+  cli::SettingFlags flags;       // --model, --device, --max-num-seqs, --max-num-batched-tokens
   int input_len = 128;
   int output_len = 32;
   int batch_size = 1;            // latency
   int num_iters = 3;             // latency
   int num_prompts = 100;         // throughput
   int64_t seed = 0;
-  int64_t max_num_seqs = 0;      // 0 = config's
-  int64_t max_num_batched_tokens = 0;
   bool json = false;
 };
 

@@ -15,11 +15,11 @@ void add_actor_command(CLI::App& app) {
   cmd->add_option("--config", config_path, "TOML config")->required();
   cmd->callback([] {
     runtime::block_shutdown_signals();
-    runtime::Config config = runtime::load_config(config_path);
+    const actors::EngineConfig config = actors::load_engine_config(config_path);
     runtime::set_log_level(config.runtime.log_level);
     runtime::Supervisor supervisor;
-    actors::register_pipeline_actors(supervisor);
-    supervisor.start_threads(config, {name});
+    actors::register_pipeline_actors(supervisor, config);
+    supervisor.start_threads({name});
     for (;;) {
       if (runtime::wait_for_shutdown_signal(std::chrono::milliseconds(500)) != 0) break;
       if (!supervisor.all_alive()) {

@@ -8,6 +8,7 @@
 
 #include "actors/pipeline/local_pipeline.h"
 #include "runtime/logging.h"
+#include "tools/flags/setting_flags.h"
 #include "tools/zinfer/commands.h"
 
 namespace zinfer::cli {
@@ -39,15 +40,17 @@ std::vector<int32_t> parse_ids(const std::string& csv) {
 void add_generate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("generate", "run one request through the actors (no HTTP) and print the result");
   struct Args {
-    std::string model, prompt, prompt_ids, device = "cpu", config;
+    std::string prompt, prompt_ids, config;
     int max_tokens = 16, top_k = -1, n = 1;
     float temperature = 1.0f, top_p = 1.0f;
     int64_t seed = -1;
     bool ignore_eos = false, json = false, chat = false;
-    int64_t max_model_len = 0, num_gpu_blocks = 0;
   };
   static Args a;
-  cmd->add_option("--model", a.model, "model folder")->required();
+  // The engine's settings: the config file's (or the defaults `zinfer serve` has), overridden by
+  // these flags.
+  static SettingFlags flags;
+  flags.add(*cmd, "model.path", "--model")->required();
   auto* p = cmd->add_option("--prompt", a.prompt, "prompt text");
   auto* pi = cmd->add_option("--prompt-ids", a.prompt_ids, "prompt token ids, comma-separated (needs no tokenizer)");
   p->excludes(pi);
@@ -59,20 +62,15 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--n", a.n, "parallel samples")->check(CLI::Range(1, 64));
   cmd->add_flag("--ignore-eos", a.ignore_eos);
   cmd->add_flag("--chat", a.chat, "treat --prompt as one user message and apply the chat template");
-  cmd->add_option("--device", a.device)->check(CLI::IsMember({"cpu", "cuda"}));
+  flags.add(*cmd, "model.device");
   cmd->add_option("--config", a.config, "a config file for the other settings");
-  cmd->add_option("--max-model-len", a.max_model_len);
-  cmd->add_option("--num-gpu-blocks", a.num_gpu_blocks, "device KV blocks (0 = automatic)");
+  flags.add(*cmd, "model.max_model_len");
+  flags.add(*cmd, "cache.num_gpu_blocks");
   cmd->add_flag("--json", a.json, "print one JSON object");
   cmd->callback([] {
     if (a.prompt.empty() && a.prompt_ids.empty()) throw std::runtime_error("give --prompt or --prompt-ids");
-    runtime::Config config = a.config.empty() ? runtime::Config{} : runtime::load_config(a.config);
+    const actors::EngineConfig config = flags.load(a.config);
     runtime::set_log_level(config.runtime.log_level == "info" ? "warn" : config.runtime.log_level);
-    config.model.path = a.model;
-    config.model.device = a.device;
-    if (a.max_model_len > 0) config.model.max_model_len = a.max_model_len;
-    if (a.num_gpu_blocks > 0) config.cache.num_gpu_blocks = a.num_gpu_blocks;
-    config.tokenizer.workers = 1;
 
     protocol::GenerateRequest req;
     if (!a.prompt_ids.empty()) {

@@ -19,7 +19,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--config", config_path, "TOML config (configs/multiproc.toml)")->required();
   cmd->callback([] {
     runtime::block_shutdown_signals();
-    runtime::Config config = runtime::load_config(config_path);
+    const actors::EngineConfig config = actors::load_engine_config(config_path);
     runtime::set_log_level(config.runtime.log_level);
     for (const auto& ep : {config.endpoints.tokenizer, config.endpoints.scheduler, config.endpoints.executor,
                            config.endpoints.detokenizer, config.endpoints.gateway}) {
@@ -33,7 +33,7 @@ void add_launch_command(CLI::App& app) {
     if (n <= 0) throw std::runtime_error("cannot find this program's path");
     exe[n] = 0;
     runtime::Supervisor supervisor;
-    actors::register_pipeline_actors(supervisor);
+    actors::register_pipeline_actors(supervisor, config);
     int status = supervisor.run_processes(exe, config_path, config.runtime.actors);
     if (status != 0) std::exit(status);
   });

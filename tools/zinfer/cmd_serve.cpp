@@ -7,33 +7,27 @@
 #include "runtime/logging.h"
 #include "runtime/signals.h"
 #include "runtime/supervisor.h"
+#include "tools/flags/setting_flags.h"
 #include "tools/zinfer/commands.h"
 
 namespace zinfer::cli {
 
 void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "serve a model over the OpenAI HTTP API and ZeroMQ (all actors in one process)");
-  struct Args {
-    std::string config, model, device, host;
-    int port = -1;
-  };
-  static Args a;
-  cmd->add_option("--config", a.config, "TOML config (configs/default.toml)")->required();
-  cmd->add_option("--model", a.model, "model folder (overrides [model].path)");
-  cmd->add_option("--device", a.device, "cpu | cuda (overrides [model].device)")->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--host", a.host, "HTTP address (overrides [server].host)");
-  cmd->add_option("--port", a.port, "HTTP port (overrides [server].port)")->check(CLI::Range(0, 65535));
+  static std::string config_path;
+  static SettingFlags flags;  // each overrides its setting of the config file
+  cmd->add_option("--config", config_path, "TOML config (configs/default.toml)")->required();
+  flags.add(*cmd, "model.path", "--model");
+  flags.add(*cmd, "model.device");
+  flags.add(*cmd, "server.host");
+  flags.add(*cmd, "server.port");
   cmd->callback([] {
     runtime::block_shutdown_signals();
-    runtime::Config config = runtime::load_config(a.config);
-    if (!a.model.empty()) config.model.path = a.model;
-    if (!a.device.empty()) config.model.device = a.device;
-    if (!a.host.empty()) config.server.host = a.host;
-    if (a.port >= 0) config.server.port = a.port;
+    const actors::EngineConfig config = flags.load(config_path);
     runtime::set_log_level(config.runtime.log_level);
     runtime::Supervisor supervisor;
-    actors::register_pipeline_actors(supervisor);
-    supervisor.start_threads(config, config.runtime.actors);
+    actors::register_pipeline_actors(supervisor, config);
+    supervisor.start_threads(config.runtime.actors);
     runtime::logger("zinfer")->info("ready");
     for (;;) {
       int sig = runtime::wait_for_shutdown_signal(std::chrono::milliseconds(500));

@@ -1,0 +1,44 @@
+#include "gateway/options.h"
+
+namespace zinfer::gateway {
+
+namespace {
+
+std::string zmq_endpoint_rule(const settings::Value& v) {
+  const std::string& s = std::get<std::string>(v);
+  if (s.empty() || s.rfind("tcp://", 0) == 0 || s.rfind("ipc://", 0) == 0 || s.rfind("inproc://", 0) == 0) return "";
+  return "must be an inproc://, ipc:// or tcp:// endpoint, got '" + s + "'";
+}
+
+}  // namespace
+
+const settings::Settings<GatewayOptions>& server_settings() {
+  using O = GatewayOptions;
+  static const settings::Settings<O> s = {
+      settings::text<O>("server", "host", [](O& o) -> auto& { return o.http.host; }, {}, "HTTP listen address (OpenAI API)"),
+      settings::integer<O>("server", "port", [](O& o) -> auto& { return o.http.port; }, 0, 65535,
+                           "HTTP port (0 = any free port)"),
+      // One setting, two members: the endpoint's address, and whether there is one.
+      [] {
+        auto z = settings::text<O>("server", "zmq_endpoint", [](O& o) -> auto& { return o.zmq.bind; }, {},
+                                   "native ZeroMQ client endpoint (ROUTER); \"\" turns it off", zmq_endpoint_rule);
+        z.set = [](O& o, const settings::Value& v) {
+          o.zmq.bind = std::get<std::string>(v);
+          o.enable_zmq = !o.zmq.bind.empty();
+        };
+        z.get = [](const O& o) -> settings::Value { return o.enable_zmq ? o.zmq.bind : std::string(); };
+        return z;
+      }(),
+      settings::text<O>("server", "served_model_name", [](O& o) -> auto& { return o.http.served_model_name; }, {},
+                        "the `model` clients name; \"\" = the model folder's name"),
+      settings::integer<O>("server", "io_threads", [](O& o) -> auto& { return o.http.io_threads; }, 1, 64,
+                           "HTTP I/O threads (connections are async: not one thread each)"),
+      settings::integer<O>("server", "max_inflight", [](O& o) -> auto& { return o.http.max_in_flight; }, 1, 1 << 20,
+                           "more requests in flight than this are answered 429"),
+      settings::integer<O>("server", "max_body_bytes", [](O& o) -> auto& { return o.http.max_body_bytes; }, 1024,
+                           int64_t(1) << 32, "request bodies over this are answered 413"),
+  };
+  return s;
+}
+
+}  // namespace zinfer::gateway

@@ -1,0 +1,33 @@
+// The runtime's own settings: [runtime] (log level, the actors a process starts) and [endpoints]
+// (where each actor listens). Described here, next to their structs (settings/setting.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "settings/setting.h"
+
+namespace zinfer::runtime {
+
+// Where each actor listens. inproc:// when the actors are threads of one process, ipc:// when
+// they are processes of one host; the same actor code runs on either. The executor's and the
+// detokenizer's endpoints (one sender each: the scheduler) may also be shm://<path>, a
+// shared-memory ring between processes (runtime/shm_link.h); the others may not.
+struct EndpointsConfig {
+  std::string tokenizer = "inproc://zinfer-tokenizer";
+  std::string scheduler = "inproc://zinfer-scheduler";
+  std::string executor = "inproc://zinfer-executor";
+  std::string detokenizer = "inproc://zinfer-detokenizer";
+  std::string gateway = "inproc://zinfer-gateway";
+};
+
+struct RuntimeConfig {
+  std::string log_level = "info";
+  // The actors `zinfer serve` starts as threads, or `zinfer launch` as processes, in start order.
+  std::vector<std::string> actors = {"executor", "detokenizer", "scheduler", "tokenizer", "gateway"};
+};
+
+const settings::Settings<EndpointsConfig>& endpoint_settings();  // [endpoints]
+const settings::Settings<RuntimeConfig>& runtime_settings();      // [runtime]
+
+}  // namespace zinfer::runtime
