@@ -97,6 +97,8 @@ protocol::ExecutorInfo executor_info() {
   return info;
 }
 
+// Invariant 30 (docs/architecture.md): each library owns its settings; a described setting that
+// does not reach the options its library starts with fails here.
 TEST(EngineConfig, EverySettingReachesTheLibraryThatOwnsIt) {
   int n = 0;
   n += round_trip(gateway::server_settings(), [](const EngineConfig& c) { return gateway_options(c, 100); });
@@ -214,6 +216,7 @@ TEST(EngineConfig, FlagHelpComesFromTheDescription) {
   EXPECT_THROW(flags.add(app, "scheduler.nothing"), std::logic_error);
 }
 
+// Invariant 29 (docs/architecture.md): every key is honoured or refused, naming key, file and line.
 TEST(EngineConfig, ErrorsNameKeyFileAndLine) {
   std::string e = error_of("[server]\nport = 8000\n\n[scheduler]\nmax_num_seqs = 4\npolcy = \"fcfs\"\n");
   EXPECT_NE(e.find("test.toml:6: unknown key 'scheduler.polcy'"), std::string::npos) << e;
