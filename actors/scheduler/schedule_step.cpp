@@ -25,6 +25,11 @@ bool SchedulerCore::awaits_last_result(const Sequence& s) const {
   return s.num_outputs() + s.num_pending >= s.request->sampling.max_tokens || s.total_len() >= config_.max_model_len;
 }
 
+int32_t SchedulerCore::chunk_room(const StepBuilder& b) const {
+  const int32_t cap = config_.long_prefill_token_threshold;
+  return cap > 0 ? std::min(b.budget, cap) : b.budget;
+}
+
 std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   if (static_cast<int32_t>(in_flight_.size()) >= config_.max_plans_in_flight) return std::nullopt;
   StepBuilder b;
@@ -99,7 +104,7 @@ void SchedulerCore::schedule_running(StepBuilder& b, bool decodes) {
     const int32_t remaining = target_len(s) - s.num_computed;
     if (remaining <= 0 || (remaining == 1) != decodes) continue;
     if (b.num_seqs >= config_.max_num_seqs || b.budget <= 0) return;
-    const int32_t num_new = std::min(remaining, b.budget);
+    const int32_t num_new = std::min(remaining, chunk_room(b));
     if (!allocate_or_preempt(b, s, s.num_computed + num_new)) continue;
     emit_work(b, s, num_new);
   }
@@ -109,7 +114,7 @@ void SchedulerCore::schedule_swapped(StepBuilder& b) {
   while (!swapped_.empty() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
     Sequence& s = swapped_.front();
     if (s.num_pending > 0) break;  // its token in flight must be known before it runs again
-    const int32_t num_new = std::max(0, std::min(target_len(s) - s.num_computed, b.budget));
+    const int32_t num_new = std::max(0, std::min(target_len(s) - s.num_computed, chunk_room(b)));
     const int32_t host_blocks = static_cast<int32_t>(kv_.block_table(s.seq_id).size());
     const int32_t reserve = std::max(0, kv_.blocks_for(s.num_computed + num_new) - host_blocks);
     const kv::SwapPlan in = kv_.plan_swap_in(s.seq_id, reserve);
@@ -139,7 +144,7 @@ void SchedulerCore::schedule_waiting(StepBuilder& b) {
     const int32_t max_cached = leader ? target : target - 1;
     const kv::PrefixMatch match =
         kv_.match_prefix(std::span<const int32_t>(s.tokens).first(static_cast<size_t>(target)), max_cached);
-    const int32_t num_new = std::min(target - match.num_tokens, b.budget);
+    const int32_t num_new = std::min(target - match.num_tokens, chunk_room(b));
     const kv::AllocationPlan alloc = kv_.plan_allocation(s.seq_id, match.num_tokens + num_new, &match);
     if (!alloc.feasible) break;  // admission never preempts; the policy's order is kept
     const kv::Allocation a = kv_.commit(alloc);

@@ -26,6 +26,8 @@ void SchedulerConfig::validate() const {
   require(block_size >= 1, "block_size must be >= 1, got " + std::to_string(block_size));
   require(num_device_blocks >= 1, "num_device_blocks must be >= 1, got " + std::to_string(num_device_blocks));
   require(num_host_blocks >= 0, "num_host_blocks must be >= 0, got " + std::to_string(num_host_blocks));
+  require(long_prefill_token_threshold >= 0,
+          "long_prefill_token_threshold must be >= 0, got " + std::to_string(long_prefill_token_threshold));
   require(max_plans_in_flight >= 1 && max_plans_in_flight <= kMaxPlansInFlight,
           "max_plans_in_flight must be 1 to " + std::to_string(kMaxPlansInFlight) + ", got " +
               std::to_string(max_plans_in_flight));
@@ -54,6 +56,9 @@ const settings::Settings<SchedulerConfig>& scheduler_settings() {
                            "tokens in one step at most (decodes first, then prefill chunks)"),
       settings::integer<C>("scheduler", "max_plans_in_flight", &C::max_plans_in_flight, 1, kMaxPlansInFlight,
                            "steps planned ahead of the executor's results"),
+      settings::integer<C>("scheduler", "long_prefill_token_threshold", &C::long_prefill_token_threshold, 0, 1 << 20,
+                           "prompt tokens one sequence computes in a step at most (0 = the step's budget); "
+                           "smaller chunks shorten the steps of the decodes beside them"),
       settings::flag<C>("cache", "enable_prefix_caching", &C::enable_prefix_caching,
                         "share full KV blocks of identical prompt prefixes"),
   };

@@ -41,6 +41,11 @@ struct SchedulerConfig {
   PreemptionMode preemption = PreemptionMode::kRecompute;  // [scheduler]
   std::vector<int32_t> eos_token_ids;     // the model's; ignored for requests with ignore_eos
   int32_t max_plans_in_flight = 2;        // [scheduler] 1..kMaxPlansInFlight; 2 plans step N+1 while step N runs
+  // [scheduler] The most prompt tokens one sequence computes in a step (0: up to the step's
+  // budget). A prefill chunk beside decodes lengthens their step, so a smaller cap bounds the
+  // inter-token latency of the running sequences at the cost of more steps per prompt (vLLM's
+  // long_prefill_token_threshold).
+  int32_t long_prefill_token_threshold = 0;
   // Plans carry each block table after the prefix earlier plans sent (protocol 1.2,
   // protocol/block_table_delta.h); the executor must keep a BlockTableMirror. Off: whole tables.
   bool block_table_deltas = false;
@@ -51,7 +56,8 @@ struct SchedulerConfig {
 };
 
 // The settings a config file sets: [scheduler] policy, preemption, max_num_seqs,
-// max_num_batched_tokens, max_plans_in_flight and [cache] enable_prefix_caching. The policy's
+// max_num_batched_tokens, max_plans_in_flight, long_prefill_token_threshold and [cache]
+// enable_prefix_caching. The policy's
 // allowed names are policy_names() (policies/scheduling_policy.h).
 const settings::Settings<SchedulerConfig>& scheduler_settings();
 

@@ -140,6 +140,9 @@ class SchedulerCore {
 
   // schedule_step.cpp
   int32_t target_len(const Sequence& s) const;
+  // Tokens one sequence may add in this step: the step's budget left, capped by
+  // long_prefill_token_threshold when it is set.
+  int32_t chunk_room(const StepBuilder& b) const;
   bool awaits_last_result(const Sequence& s) const;
   void schedule_running(StepBuilder& b, bool decodes);
   void schedule_swapped(StepBuilder& b);

@@ -95,6 +95,47 @@ TEST(Batching, DecodesComeBeforePrefillChunks) {
   EXPECT_TRUE(p3->seqs[1].sample);
 }
 
+// Invariant 12 (docs/architecture.md): with long_prefill_token_threshold a prompt's chunks are cut
+// at the threshold, not at the budget; the rest of the budget goes to another prompt in the same
+// step, and the tokens are those of the unthrottled run.
+TEST(Batching, LongPrefillThresholdCapsEachPromptsChunk) {
+  auto c = small_config();
+  c.long_prefill_token_threshold = 12;
+  SchedulerCore core(c);
+  core.add_request(make_request(1, prompt_of(10, 1), 8));
+  FakeExecutor exec(64, 0, 16, kVocab);
+  Transcript t;
+  auto p1 = core.schedule();  // a short prompt fits the threshold whole
+  ASSERT_EQ(p1->seqs.size(), 1u);
+  EXPECT_EQ(p1->seqs[0].num_tokens, 10);
+  t.take(core.postprocess(exec.run(*p1)));
+  core.add_request(make_request(2, prompt_of(30, 2), 4));
+  core.add_request(make_request(3, prompt_of(30, 3), 4));
+  std::vector<std::vector<int32_t>> steps;  // tokens of each work, per step
+  while (core.has_unfinished()) {
+    auto plan = core.schedule();
+    ASSERT_TRUE(plan);
+    std::vector<int32_t> sizes;
+    for (const auto& w : plan->seqs) {
+      EXPECT_LE(w.num_tokens, 12);
+      sizes.push_back(w.num_tokens);
+    }
+    EXPECT_LE(plan_tokens(*plan), 32);
+    steps.push_back(sizes);
+    t.take(core.postprocess(exec.run(*plan)));
+  }
+  // Step 1: request 1's decode, then 12 tokens of each new prompt (1 + 12 + 12 <= 32).
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps[0], (std::vector<int32_t>{1, 12, 12}));
+  EXPECT_EQ(steps[1], (std::vector<int32_t>{1, 12, 12}));
+  EXPECT_EQ(steps[2], (std::vector<int32_t>{1, 6, 6}));  // the prompts' last 6 tokens each
+  for (uint64_t id : {1, 2, 3}) {
+    const auto r = make_request(id, prompt_of(id == 1 ? 10 : 30, id), id == 1 ? 8 : 4);
+    EXPECT_EQ(t.out(id, 0), expected_stream(r, 0, {}, 512, kVocab)) << "request " << id;
+  }
+  expect_all_returned(core);
+}
+
 TEST(Batching, SequenceCapDefersAdmission) {
   auto c = small_config();
   c.max_num_seqs = 2;
@@ -136,6 +177,9 @@ TEST(Batching, BadConfigIsRefused) {
   EXPECT_THROW(SchedulerCore{c}, std::invalid_argument);
   c = small_config();
   c.policy = "lottery";
+  EXPECT_THROW(SchedulerCore{c}, std::invalid_argument);
+  c = small_config();
+  c.long_prefill_token_threshold = -1;
   EXPECT_THROW(SchedulerCore{c}, std::invalid_argument);
 }
 
