@@ -6,7 +6,8 @@
 # TTFT and ITL percentiles. With BASE_BIN (another build's bin/ folder) the serve run is repeated
 # on that build in the same call, for a before/after on one GPU.
 #   tools/gpu/warmup_serving.sh            # expects build-gpu/bin/{zinfer,zinfer-bench}
-# Knobs: MODEL (folder, made when missing), RATE (4), PROMPTS (200), PORT (8000), BASE_BIN.
+# Knobs: MODEL (folder, made when missing), RATE (4), PROMPTS (200), PORT (8000), BASE_BIN,
+# THRESHOLDS (the [scheduler] long_prefill_token_threshold values to serve with, "0").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -25,7 +26,8 @@ if [ ! -f "$model/model.safetensors" ]; then
     --tokenizer tests/data/tokenizers/llama3 > "$out/make-model.log" 2>&1 || { cat "$out/make-model.log"; exit 1; }
   echo "model written in $((SECONDS - start)) s"
 fi
-cat > "$out/serve.toml" <<TOML
+write_toml() {  # $1: the file, $2: long_prefill_token_threshold ("" = leave the key out)
+  cat > "$1" <<TOML
 [server]
 port = $port
 zmq_endpoint = ""
@@ -36,15 +38,17 @@ device = "cuda"
 [scheduler]
 max_num_seqs = 256
 max_num_batched_tokens = 8192
+${2:+long_prefill_token_threshold = $2}
 [cache]
 gpu_memory_utilization = 0.9
 TOML
+}
 
 server=""
 ready_s=""
-start_server() {  # $1: bin folder, $2: log name; sets server (pid) and ready_s (seconds to healthy)
+start_server() {  # $1: bin folder, $2: log name, $3: config; sets server (pid) and ready_s (seconds to healthy)
   local t0=$(date +%s.%N)
-  XDG_CACHE_HOME=$cache_home "$1/zinfer" serve --config "$out/serve.toml" > "$out/$2.log" 2>&1 &
+  XDG_CACHE_HOME=$cache_home "$1/zinfer" serve --config "$3" > "$out/$2.log" 2>&1 &
   server=$!
   for _ in $(seq 1 1200); do
     curl -sf localhost:$port/health > /dev/null 2>&1 && break
@@ -68,15 +72,20 @@ serve_run() {  # $1: tag
 }
 
 rm -rf "$cache_home"
-start_server "$bin" server-cold && echo "start-up, cold tuning cache: $ready_s s to healthy"
+write_toml "$out/serve.toml" ""
+start_server "$bin" server-cold "$out/serve.toml" && echo "start-up, cold tuning cache: $ready_s s to healthy"
 grep -h "zinfer cuda:" "$out/server-cold.log"
 stop_server
-start_server "$bin" server-warm && echo "start-up, warm tuning cache: $ready_s s to healthy"
-grep -h "zinfer cuda:" "$out/server-warm.log"
-serve_run new
-stop_server
+for threshold in ${THRESHOLDS:-0}; do
+  write_toml "$out/serve-$threshold.toml" "$threshold"
+  start_server "$bin" "server-$threshold" "$out/serve-$threshold.toml" &&
+    echo "start-up, warm tuning cache: $ready_s s to healthy (long_prefill_token_threshold $threshold)"
+  grep -h "warm-up" "$out/server-$threshold.log"
+  serve_run "new-threshold-$threshold"
+  stop_server
+done
 if [ -n "${BASE_BIN:-}" ]; then
-  start_server "$BASE_BIN" server-base && echo "base start-up: $ready_s s to healthy"
+  start_server "$BASE_BIN" server-base "$out/serve.toml" && echo "base start-up: $ready_s s to healthy"
   serve_run base
   stop_server
 fi
