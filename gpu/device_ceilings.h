@@ -1,7 +1,7 @@
 // The ceilings of the local accelerator, measured in a second or two: the denominators that
 // `zinfer-bench roofline --gpu measured`, `zinfer-bench sweep --gpu measured` and zinfer-cuda-bench
 // divide by. Measured rather than taken from a datasheet because a card's clocks, power limit and
-// memory parts differ from the sheet (an H200 copies at ~4.2 TB/s against 4.8 on paper).
+// memory parts differ from the sheet (a card copies well below its datasheet's HBM bandwidth).
 #pragma once
 
 #include <string>

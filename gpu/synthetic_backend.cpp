@@ -93,9 +93,9 @@ class SyntheticBackend final : public Backend {
   }
 
   // Every entry must name a device block. One pass for the range (a loop the compiler
-  // vectorises: at 256 sequences of thousands of tokens this check was ~10% of the executor's
-  // time, one call and two branches per entry); only a table that fails is walked again, to name
-  // the first entry out of range as check_block does.
+  // vectorises: at hundreds of sequences of thousands of tokens, one call and two branches per
+  // entry made this check a visible part of the executor's time); only a table that fails is
+  // walked again, to name the first entry out of range as check_block does.
   void check_table(const std::vector<int32_t>& table) const {
     int32_t lo = 0, hi = 0;
     for (const int32_t b : table) {

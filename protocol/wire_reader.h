@@ -68,7 +68,6 @@ class WireReader {
   // A map key: only a msgpack str (msgpack-c refuses other keys for a struct map).
   std::string_view read_key();
 
-  bool next_is_nil() const { return pos_ < end_ && *pos_ == 0xc0; }
   bool read_bool() {
     if (pos_ != end_ && (*pos_ == 0xc2 || *pos_ == 0xc3)) return *pos_++ == 0xc3;
     return read_bool_slow();

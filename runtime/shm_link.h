@@ -50,7 +50,6 @@ class ShmLink {
   void send(std::string_view message, const std::function<bool()>& should_stop = {});
   ShmRingReader& reader() { return *reader_; }
   ShmRingWriter& writer() { return *writer_; }
-  bool is_binder() const { return binder_; }
   const std::string& path() const { return path_; }
   // False once the peer's process has exited (true while no peer has connected yet).
   bool peer_alive() const;

@@ -26,8 +26,7 @@ __device__ __forceinline__ int used_splits_of(int num_keys, int num_splits) {
 // A block of a split past the used ones waits for the kernel before it, and only then ends. Ending
 // before the wait let the grid's blocks all start early (30 of 32 splits are unused at context 128), so
 // the o projection's GEMV, launched as soon as they all have, moved onto the SMs while the qkv
-// projection was still streaming; decode steps at batch 1 (Llama-3-8B shapes, H200) took 4.67 /
-// 4.53 / 4.54 ms at context 128 / 512 / 1024 instead of 4.28 / 4.29 / 4.34.
+// projection was still streaming, which slowed the decode step (docs/benchmarks/gpu.md).
 __device__ __forceinline__ void end_unused_split() { wait_for_previous_kernel(); }
 
 // At most this many splits per launch (the backend asks for up to 32): the merge keeps the

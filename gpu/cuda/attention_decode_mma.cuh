@@ -5,11 +5,10 @@
 // keys of the split. Each warp streams its tiles through a private ring of 2 shared-memory buffers
 // with cp.async: the next tile (8 KB of K and V at D = 128) loads while the warp computes on the
 // current one. 64 KB per block at D = 128 lets 3 blocks share an SM, 96 KB of loads in flight per
-// SM, about 3x what hides HBM latency at 4 TB/s (≈ 25 KB per SM at ~1 µs). A 3-deep ring (2 blocks
-// per SM) won only on a grid of under two waves (batch 64, 1 split: 0.92 vs 0.87 of copy on an
-// H200) and lost with 2, 4, 8 splits there (0.86/0.84/0.81 vs 0.88/0.87/0.85) and at batch 256
-// (0.91 vs 0.92). Only __syncwarp guards a warp's ring (no block-wide barrier until the final
-// merge), so a warp never waits on another.
+// SM, about 3x what hides HBM latency (the bandwidth times the loaded latency, spread over the
+// SMs). A 3-deep ring would leave room for only 2 blocks per SM; it helps only a grid of under
+// two waves, and loses once the keys are split or the batch is large. Only __syncwarp guards a
+// warp's ring (no block-wide barrier until the final merge), so a warp never waits on another.
 //
 // The query heads are the rows of mma.sync m16n8k16 (rows 0..7; rows 8..15 stay zero): the scores
 // S = Q·Kᵀ of a tile are 2 × D/16 MMAs with K read by ldmatrix, and O += P·V are D/8 MMAs with V

@@ -12,10 +12,10 @@
 //   warps 8-11 producers: Q once, then K and V tiles with cp.async (16-byte chunks, a lane pair
 //              per 32-byte sector; warp w copies rows 32w..32w+31), written straight into the
 //              128-byte-swizzled layout wgmma reads. Four warps, one per SM sub-partition, so
-//              that the 4,096 copies per K/V tile pair do not crowd one scheduler (one producer
-//              warp held the kernel at 165 TFLOP/s). A stage is "full" when all 128 producer
-//              threads' copies have landed (cp.async.mbarrier.arrive) and "empty" again when all
-//              8 consumer warps have finished the wgmma that read it.
+//              that the 4,096 copies per K/V tile pair do not crowd one scheduler (one warp
+//              cannot issue them fast enough to keep the tensor cores fed). A stage is "full"
+//              when all 128 producer threads' copies have landed (cp.async.mbarrier.arrive) and
+//              "empty" again when all 8 consumer warps have finished the wgmma that read it.
 // The paged cache is gathered per 128-key tile: key tiles start on multiples of 128, block
 // sizes divide 128, so a tile covers 128 / block_size whole pages; one lane per page reads the
 // block table and the rows take it by shuffle.

@@ -4,11 +4,10 @@
 // per SM, each warp owning whole rows of W (no split-K: every output element is summed by one
 // warp in a fixed order, so results do not depend on timing), its batches of W streamed by
 // bulk copies (the TMA engine) into a shared-memory ring per warp, or, where x leaves no room for
-// that ring, by 16-byte loads into registers (gemv/gemv_launch.cuh). On an H200 at 1 row the ring
-// streams the 117-235 MB matrices of an 8B model at 0.92-1.01 of copy bandwidth and the 33-50 MB
-// ones at 0.72-0.82 (cuBLASLt: 0.86-1.0 and 0.6-0.7); what the GEMV adds is the fusion below,
-// which removes three kernels per layer. From 4 rows on cuBLASLt's tensor cores win
-// (zinfer-cuda-bench gemv).
+// that ring, by 16-byte loads into registers (gemv/gemv_launch.cuh). At 1 row the ring streams an
+// 8B model's matrices at least as close to the copy bandwidth as cuBLASLt does; what the GEMV
+// adds is the fusion below, which removes three kernels per layer. From 4 rows on cuBLASLt's
+// tensor cores win (zinfer-cuda-bench gemv; the figures are in docs/benchmarks/gpu.md).
 //
 // The input x is staged once per block in shared memory as bf16, and that staging can absorb the
 // RMSNorm that precedes the qkv and gate_up projections:
@@ -85,19 +84,17 @@ inline GemvArgs residual_gemv_args(const __nv_bfloat16* x, const __nv_bfloat16* 
 inline constexpr int32_t kGemvMaxRows = 8;
 
 // Whether launch_gemv handles m rows of length k: m in 1..8, k a multiple of 8, and x (padded
-// to 1, 2, 4 or 8 rows) fits in shared memory (k <= 14336 at 8 rows on an H100/H200).
+// to 1, 2, 4 or 8 rows) fits in shared memory (k <= 14336 at 8 rows on Hopper, 227 KB per block).
 bool gemv_supports(int32_t m, int32_t k);
 
 // Whether x (m rows of length k, padded) leaves room for the bulk-copy ring: 8 KB of slots per
-// warp at two blocks per SM (on an H100/H200, 228 KB per SM: k <= 24936 at 1 row, 12464 at 2,
+// warp at two blocks per SM (on Hopper, 228 KB per SM: k <= 24936 at 1 row, 12464 at 2,
 // 6224 at 4, 3104 at 8).
 bool gemv_ring_fits(int32_t m, int32_t k);
 
 // What kAuto runs: the ring at one row where it fits, the register kernel otherwise. At one row
-// the ring streams faster (Llama-3-8B's layer GEMVs as fused for decode, H200: qkv 0.79-0.81 / o
-// 0.77-0.80 / gate_up 0.93-0.95 / down 0.90-0.92 of copy against 0.74 / 0.70-0.71 / 0.93-0.94 /
-// 0.87-0.88). At two rows it is not: the fused gate_up, the largest, 0.84 against 0.86, qkv
-// and o 0.65-0.68 either way (docs/benchmarks/gpu.md).
+// the ring streams each of a layer's fused GEMVs at least as fast as the register kernel; at two
+// rows it is no faster (the figures, Llama-3-8B's shapes, are in docs/benchmarks/gpu.md).
 GemvStreaming gemv_auto_streaming(int32_t m, int32_t k);
 
 // cudaErrorInvalidValue for shapes gemv_supports rejects, and for kBulkRing where the ring does

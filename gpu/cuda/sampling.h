@@ -5,8 +5,8 @@
 // Two kernels: each row's maximum, first argmax and sum of exp(logit - max) come from
 // sampling_stat_blocks(vocab) blocks per row (slices of 4,096 logits, one pass), whose partial
 // results the per-row kernel combines. At batch 1 the vocabulary (128K logits for Llama-3) is
-// then read by 32 SMs instead of one, which read it twice (a greedy decode step spent ~40 us
-// there).
+// then read by 32 SMs instead of one SM reading it twice, which left that one SM's bandwidth,
+// not the card's, as the bound of a decode step's sampling.
 #pragma once
 
 #include <cuda_runtime.h>

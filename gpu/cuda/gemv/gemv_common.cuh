@@ -5,11 +5,10 @@
 // Work split: two blocks of 8 warps per SM. Two half-size blocks rather than one of 16 warps: an
 // SM whose first block ends takes a block of the next kernel (launched programmatically) while
 // its second still streams, so the next kernel's first weight loads overlap this one's tail
-// instead of waiting for the whole SM to drain (decode at batch 1, Llama-3-8B shapes, H200: 4.37
-// -> 4.32 ms). Each warp owns whole rows of W: rows warp_id, warp_id + total_warps, ... and
-// streams them in batches of 32 L 16-byte chunks (lane l takes chunks l, l + 32, ...; 4 KB in
-// the register kernel, 2 KB in the ring), so every output is summed by one warp in a fixed order
-// and both kernels give the same bits.
+// instead of waiting for the whole SM to drain. Each warp owns whole rows of W: rows warp_id,
+// warp_id + total_warps, ... and streams them in batches of 32 L 16-byte chunks (lane l takes
+// chunks l, l + 32, ...; 4 KB in the register kernel, 2 KB in the ring), so every output is
+// summed by one warp in a fixed order and both kernels give the same bits.
 // x[MT, K] sits in shared memory as bf16; consecutive lanes read consecutive 16-byte pieces of
 // it, so a warp's read is conflict-free.
 #pragma once

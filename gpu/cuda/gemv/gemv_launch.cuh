@@ -6,9 +6,9 @@
 // (gemv_ring_kernel.cuh) at one row where x leaves it room, else the register kernel
 // (gemv_register_kernel.cuh). Both give the same bits (same split, same summation order).
 // (Measured and left out, docs/benchmarks/gpu.md: a cp.async ring of 3 x 4 KB per warp, which
-// sped up the plain 33-50 MB matrices but slowed the fused ones and the whole decode step; warps
-// prefetching the next GEMV's first weights into L2, 0.28 ms per decode step; a bulk-copy ring
-// per block with a block barrier per 16 KB chunk, 0.5-0.7 of copy.)
+// sped up the plain small matrices but slowed the fused ones and the whole decode step; warps
+// prefetching the next GEMV's first weights into L2; a bulk-copy ring per block with a block
+// barrier per 16 KB chunk, whose warps wait on each other.)
 #pragma once
 
 #include "gpu/cuda/gemv/gemv_register_kernel.cuh"

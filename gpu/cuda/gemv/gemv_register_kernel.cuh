@@ -1,7 +1,7 @@
 // The GEMV that streams W through registers: each lane issues its 8 16-byte loads of a batch
 // straight into registers, double-buffered, so 8-16 loads (128-256 bytes) per lane are in flight:
-// 64-128 KB per SM, above the ~50 KB that ~4.4 TB/s x ~1.5 us of loaded HBM latency needs spread
-// over 132 SMs. It needs no shared memory beyond x, so it takes every shape gemv.h accepts; the
+// 64-128 KB per SM, above what the copy rate times the loaded HBM latency needs spread over the
+// SMs. It needs no shared memory beyond x, so it takes every shape gemv.h accepts; the
 // ring kernel (gemv_ring_kernel.cuh) streams faster where x leaves it room.
 #pragma once
 

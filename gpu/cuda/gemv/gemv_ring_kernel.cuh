@@ -1,34 +1,31 @@
 // The GEMV that streams W with bulk copies (cp.async.bulk, the TMA engine) into a shared-memory
-// ring per warp. Why: a read-only stream of bulk copies reaches 1.04-1.06 of the copy rate on an
-// H200, one of 16-byte register loads 0.99-1.01 (zinfer-cuda-bench gemv, read_only_*), and the
-// register GEMV streams the 32-235 MB matrices of an 8B model at 0.70-0.95 of copy; with this
-// kernel a decode step at batch 1 (Llama-3-8B shapes) takes 4.02-4.06 ms instead of 4.23-4.27
-// (docs/benchmarks/gpu.md).
+// ring per warp. Why: on Hopper a read-only stream of bulk copies outruns one of 16-byte register
+// loads (zinfer-cuda-bench gemv, read_only_*), the register GEMV stays below the copy rate on an
+// 8B model's matrices, and a decode step at batch 1 is shorter with this kernel (the figures are
+// in docs/benchmarks/gpu.md).
 //
 // Each warp owns its rows as in gemv_common.cuh and has kStages private 2 KB slots, one
 // mbarrier each. Lane 0 issues step s's batch (a 2 KB piece of one row, or the row's shorter
 // tail) into slot s % kStages with one bulk copy that completes on the slot's barrier; the warp
 // waits on that barrier (phase parity (s / kStages) & 1), copies the slot into registers (4
 // conflict-free 16-byte reads per lane), and after a __syncwarp lane 0 refills the slot with step
-// s + kStages. No block-wide barrier: a warp never waits for another, which is what made a first
-// version with one ring per block stream at 0.5-0.7 of copy. The first kStages batches are
-// issued before the wait for the previous kernel (they depend on nothing it writes).
+// s + kStages. No block-wide barrier: a warp never waits for another (a first version with one
+// ring per block, its warps meeting at a barrier per chunk, streamed well below copy). The first
+// kStages batches are issued before the wait for the previous kernel (they depend on nothing it
+// writes).
 //
 // Four 2 KB slots per warp: 8 KB in flight per warp, 128 KB per SM, as the register kernel's two
-// 4 KB batches. Decode steps at batch 1 on an H200, against other rings of the same kernel: two
-// 4 KB slots 0.005-0.03 ms slower (what differs: the first piece a warp waits for is half the
-// size and slots are refilled at a finer grain; alone, back to back, the short qkv and o GEMVs
-// stream faster with 4 KB slots, 0.80-0.81 of copy against 0.73-0.76, but in the decode step
-// they do not); three 2 KB slots about the same; five 2 KB slots or three 4 KB slots (blocks
-// too large for the next kernel's blocks to fit beside) 0.02-0.04 ms slower; eight 1 KB slots
-// 1.3 ms slower.
+// 4 KB batches. Of the rings of this kernel measured in the decode step, none was faster (three
+// 2 KB slots were even): with two 4 KB slots the first piece a warp waits for is twice the size
+// and slots are refilled at a coarser grain; larger rings make the blocks too large for the next
+// kernel's blocks to fit beside them; 1 KB slots are far slower (docs/benchmarks/gpu.md).
 //
 // Shared memory: [8 warps][kStages][2 KB] ring then x [MT, K] bf16; ring_fits says whether that
 // leaves room for two blocks per SM (else the register kernel runs). The request is padded so
 // that no more than two blocks of this kernel fit on an SM: at 64-92 registers per thread three
 // would, and the block scheduler then puts three on some SMs and one on others, whose warps share
-// uneven bandwidth (H200, 1 row, fraction of copy: gate_up 0.88 -> 1.01, a 1 GB LM head 0.90 ->
-// 1.06, o 0.78 -> 0.81). The register kernel is held to two blocks by its registers.
+// uneven bandwidth (the padding raised every shape's rate, docs/benchmarks/gpu.md). The register
+// kernel is held to two blocks by its registers.
 #pragma once
 
 #include "gpu/cuda/async_copy.cuh"

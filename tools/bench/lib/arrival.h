@@ -15,7 +15,6 @@ class ArrivalProcess {
   // Throws std::invalid_argument for a rate <= 0 or a burstiness <= 0.
   ArrivalProcess(double rate, double burstiness, uint64_t seed);
   double next_interval_s();  // 0 when the rate is infinite
-  bool all_at_once() const { return all_at_once_; }
 
  private:
   bool all_at_once_;
