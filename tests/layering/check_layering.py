@@ -13,23 +13,26 @@ SOURCES = (".h", ".cpp", ".cu", ".cuh")
 
 # Folder (prefix of the path) -> the folders its quoted includes may name. The first matching
 # prefix decides. "third-party" headers in <...> are checked separately below.
+# settings/ (one setting's description, standard library only) is below every folder that owns
+# settings and includes nothing of the project.
 ALLOWED = [
+    ("settings/", []),
     ("protocol/", ["protocol/"]),
-    ("runtime/", ["runtime/", "protocol/"]),
-    ("gateway/", ["gateway/", "runtime/", "protocol/"]),
-    ("gpu/", ["gpu/"]),
+    ("runtime/", ["runtime/", "protocol/", "settings/"]),
+    ("gateway/", ["gateway/", "runtime/", "protocol/", "settings/"]),
+    ("gpu/", ["gpu/", "settings/"]),
     ("actors/text/", ["actors/text/"]),
     ("actors/tokenizer/", ["actors/tokenizer/", "actors/text/"]),
     ("actors/chat_template/", ["actors/chat_template/", "actors/text/"]),
     ("actors/kv/", ["actors/kv/", "protocol/"]),
-    ("actors/scheduler/", ["actors/scheduler/", "actors/kv/", "protocol/"]),
+    ("actors/scheduler/", ["actors/scheduler/", "actors/kv/", "protocol/", "settings/"]),
     ("actors/detokenizer/", ["actors/detokenizer/", "actors/tokenizer/", "actors/text/", "runtime/", "protocol/"]),
     ("actors/executor/", ["actors/executor/", "gpu/", "runtime/", "protocol/"]),
-    ("actors/pipeline/", ["actors/", "gateway/", "gpu/", "runtime/", "protocol/"]),
+    ("actors/pipeline/", ["actors/", "gateway/", "gpu/", "runtime/", "protocol/", "settings/"]),
 ]
 
 # Folders that are pure libraries: no sockets, no message loop (Invariant 32).
-NO_ZMQ = ["protocol/", "gpu/", "actors/text/", "actors/tokenizer/", "actors/chat_template/", "actors/kv/",
+NO_ZMQ = ["settings/", "protocol/", "gpu/", "actors/text/", "actors/tokenizer/", "actors/chat_template/", "actors/kv/",
           "actors/scheduler/"]
 ZMQ_HEADERS = re.compile(r"^(zmq\.h|zmq\.hpp|zmq_addon\.hpp)$")
 # What nvcc must never see (Invariant 22).
@@ -37,7 +40,7 @@ CUDA_FORBIDDEN = re.compile(r"^(zmq\.h|zmq\.hpp|zmq_addon\.hpp|spdlog/.*|fmt/.*)
 
 
 def sources(root):
-    for top in ("protocol", "runtime", "gateway", "gpu", "actors"):
+    for top in ("settings", "protocol", "runtime", "gateway", "gpu", "actors"):
         for folder, _, files in os.walk(os.path.join(root, top)):
             for f in files:
                 if f.endswith(SOURCES):

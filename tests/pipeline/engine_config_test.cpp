@@ -228,7 +228,7 @@ TEST(EngineConfig, ErrorsNameKeyFileAndLine) {
   e = error_of("[cache]\n\n\ngpu_memory_utilization = 1.5\n");
   EXPECT_NE(e.find("test.toml:4: key 'cache.gpu_memory_utilization' must be in [0.05, 0.99], got 1.5"), std::string::npos) << e;
   e = error_of("[scheduler]\npolicy = \"lottery\"\n");
-  EXPECT_NE(e.find("key 'scheduler.policy' must be one of fcfs, priority"), std::string::npos) << e;
+  EXPECT_NE(e.find("key 'scheduler.policy' must be one of fair, fcfs, priority, sjf"), std::string::npos) << e;
   e = error_of("[scheduler]\npreemption = \"pause\"\n");
   EXPECT_NE(e.find("key 'scheduler.preemption' must be one of recompute, swap, got 'pause'"), std::string::npos) << e;
   e = error_of("[scheduler]\nmax_plans_in_flight = 9\n");
