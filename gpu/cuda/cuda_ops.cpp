@@ -40,40 +40,43 @@ void CudaBackend::Ops::embed(models::Linear table) {
              "embedding");
 }
 
-void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
+// y = rmsnorm(residual) · Wᵀ through the GEMV with the norm in its prologue and `output` as its
+// epilogue (1-2 rows).
+void CudaBackend::Ops::normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output) {
   const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
-  auto* residual = b_.act_.residual.as<float>();
-  if (fused_) {
-    check_cuda(launch_gemv(normed_gemv_args(residual, b_.weights_.data(norm), eps_, b_.weights_.matrix(w), buffer(out),
-                                            GemvOutput::kBf16, T_, N, H),
-                           b_.compute_),
-               "norm + linear gemv");
-    return;
-  }
+  check_cuda(launch_gemv(normed_gemv_args(b_.act_.residual.as<float>(), b_.weights_.data(norm), eps_,
+                                          b_.weights_.matrix(w), y, output, T_, N, H),
+                         b_.compute_),
+             "norm + linear gemv");
+}
+
+// y = rmsnorm(residual) · Wᵀ as the RMSNorm kernel and cuBLASLt (3 rows and more).
+void CudaBackend::Ops::norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y) {
+  const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
   auto* normed = b_.act_.normed.as<__nv_bfloat16>();
-  check_cuda(launch_rmsnorm(residual, b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_), "rmsnorm");
-  b_.gemm_->linear(normed, b_.weights_.matrix(w), buffer(out), T_, N, H, b_.compute_);
+  check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_),
+             "rmsnorm");
+  b_.gemm_->linear(normed, b_.weights_.matrix(w), y, T_, N, H, b_.compute_);
+}
+
+void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
+  if (fused_) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
+  else norm_then_gemm(norm, w, buffer(out));
 }
 
 void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, models::Activation act, Buffer out) {
-  const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
-  auto* residual = b_.act_.residual.as<float>();
   switch (act) {  // a new activation adds its epilogue and kernel here (the compiler names this place)
     case models::Activation::kSilu:
       break;
   }
   if (fused_) {
-    check_cuda(launch_gemv(normed_gemv_args(residual, b_.weights_.data(norm), eps_, b_.weights_.matrix(w), buffer(out),
-                                            GemvOutput::kSiluMul, T_, N, H),
-                           b_.compute_),
-               "norm + gated linear gemv");
+    normed_gemv(norm, w, buffer(out), GemvOutput::kSiluMul);
     return;
   }
-  auto* normed = b_.act_.normed.as<__nv_bfloat16>();
   auto* gate_up = b_.act_.gate_up.as<__nv_bfloat16>();
-  check_cuda(launch_rmsnorm(residual, b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_), "rmsnorm");
-  b_.gemm_->linear(normed, b_.weights_.matrix(w), gate_up, T_, N, H, b_.compute_);
-  check_cuda(launch_silu_mul(gate_up, buffer(out), T_, N / 2, b_.compute_), "silu mul");
+  norm_then_gemm(norm, w, gate_up);
+  check_cuda(launch_silu_mul(gate_up, buffer(out), T_, static_cast<int32_t>(b_.weights_.rows(w)) / 2, b_.compute_),
+             "silu mul");
 }
 
 void CudaBackend::Ops::rotary_cache_write(const models::AttentionInputs& in, int32_t layer) {

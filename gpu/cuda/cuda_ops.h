@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpu/cuda/cuda_backend_impl.h"
+#include "gpu/cuda/gemv.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -36,6 +37,8 @@ class CudaBackend::Ops final : public models::ForwardOps {
 
  private:
   __nv_bfloat16* buffer(models::Buffer b) const;
+  void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
+  void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
 
   CudaBackend& b_;
   const PackedStep& st_;
