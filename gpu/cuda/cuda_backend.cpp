@@ -8,7 +8,6 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
-#include "gpu/cuda/rmsnorm.h"
 #include "gpu/rope.h"
 
 namespace zinfer::gpu {
