@@ -53,6 +53,32 @@ TEST(Metrics, PerRequestFigures) {
   EXPECT_EQ(bare.output_tokens(), 3);   // neither: one token per chunk
 }
 
+// A token that adds no text (half of a UTF-8 character, a skipped special token) still arrives as
+// an event: ITL (vLLM's, between texts) sees one long gap, the event gaps see two short ones.
+TEST(Metrics, EventGapsCountEveryEventWithOrWithoutText) {
+  RequestRecord r;
+  r.success = true;
+  r.send_time_s = 0.0;
+  r.chunk_times_s = {0.10, 0.20, 0.25};
+  r.event_times_s = {0.10, 0.15, 0.20, 0.25};
+  r.end_time_s = 0.25;
+  r.usage_completion_tokens = 4;
+  ASSERT_EQ(r.itl_s().size(), 2u);
+  EXPECT_NEAR(r.itl_s()[0], 0.10, 1e-12);
+  ASSERT_EQ(r.event_gaps_s().size(), 3u);
+  for (double g : r.event_gaps_s()) EXPECT_NEAR(g, 0.05, 1e-12);
+  const Summary s = summarize({r}, 1.0, {});
+  EXPECT_EQ(s.event_gap.count, 3u);
+  EXPECT_NEAR(s.event_gap.median, 50.0, 1e-9);
+  EXPECT_NEAR(s.itl.p99, 99.5, 1e-9);  // gaps 100 and 50 ms: p99 at rank 0.99 -> 50 + 0.99 * 50
+  RunInfo info;
+  info.percentile_metrics = parse_percentile_metrics("itl,event_gap");
+  info.metric_percentiles = parse_metric_percentiles("99");
+  const std::string t = format_summary(s, info);
+  EXPECT_NE(t.find("Median Event Gap (ms):"), std::string::npos) << t;
+  EXPECT_NE(t.find("P99 Event Gap (ms):"), std::string::npos) << t;
+}
+
 TEST(Metrics, SummaryOfRecordedRun) {
   GoodputSlo slo = parse_goodput({"ttft:150", "tpot:100"});
   const Summary s = summarize(recorded(), 4.0, slo);

@@ -45,13 +45,20 @@ TEST(Sse, CompletionChunk) {
 TEST(Sse, ChatChunksAndUsage) {
   const auto role = interpret_openai_event(R"({"choices":[{"index":0,"delta":{"role":"assistant"}}]})", ApiKind::kChat);
   EXPECT_TRUE(role.text.empty());  // a role-only chunk carries no token
+  EXPECT_FALSE(role.choice);       // and is no event of the answer's tokens
+  // A token that adds no text (zinfer streams one event per token) is an event of the choice.
+  const auto textless = interpret_openai_event(R"({"choices":[{"index":0,"delta":{}}]})", ApiKind::kChat);
+  EXPECT_TRUE(textless.text.empty());
+  EXPECT_TRUE(textless.choice);
   const auto content = interpret_openai_event(
       R"({"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"length"}]})", ApiKind::kChat);
   EXPECT_EQ(content.text, "Hi");
+  EXPECT_TRUE(content.choice);
   EXPECT_EQ(content.finish_reason.value(), "length");
   const auto usage = interpret_openai_event(
       R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}})", ApiKind::kChat);
   EXPECT_TRUE(usage.text.empty());
+  EXPECT_FALSE(usage.choice);
   EXPECT_EQ(usage.completion_tokens.value(), 34);
   EXPECT_EQ(usage.prompt_tokens.value(), 12);
   EXPECT_TRUE(interpret_openai_event("[DONE]", ApiKind::kChat).done);

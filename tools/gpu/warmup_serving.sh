@@ -64,11 +64,11 @@ stop_server() {  # and wait until the port is free for the next server
 serve_run() {  # $1: tag
   timeout 600 $bin/zinfer-bench serve --backend openai --port "$port" --model "$model" \
     --served-model-name llama3-8b-shape --dataset-name random --random-input-len 512 --random-output-len 128 \
-    --num-prompts "$prompts" --request-rate "$rate" --seed 0 --percentile-metrics ttft,tpot,itl,e2el \
+    --num-prompts "$prompts" --request-rate "$rate" --seed 0 --percentile-metrics ttft,tpot,itl,event_gap,e2el \
     --metric-percentiles 50,90,99 --disable-tqdm --save-result --result-dir "$out" \
     --result-filename "serve-$1.json" > "$out/serve-$1.txt" 2>&1
   echo "serve $1 (rate $rate, $prompts prompts): rc $?"
-  grep -E "Successful|Median TTFT|P99 TTFT|Median ITL|P99 ITL|Median TPOT|P99 TPOT" "$out/serve-$1.txt"
+  grep -E "Successful|Median TTFT|P99 TTFT|Median ITL|P99 ITL|Median TPOT|P99 TPOT|Event Gap" "$out/serve-$1.txt"
 }
 
 rm -rf "$cache_home"

@@ -11,6 +11,12 @@ double RequestRecord::ttft_s() const {
   return chunk_times_s.empty() ? 0.0 : chunk_times_s.front() - send_time_s;
 }
 
+std::vector<double> RequestRecord::event_gaps_s() const {
+  std::vector<double> gaps;
+  for (size_t i = 1; i < event_times_s.size(); ++i) gaps.push_back(event_times_s[i] - event_times_s[i - 1]);
+  return gaps;
+}
+
 std::vector<double> RequestRecord::itl_s() const {
   std::vector<double> gaps;
   for (size_t i = 1; i < chunk_times_s.size(); ++i) gaps.push_back(chunk_times_s[i] - chunk_times_s[i - 1]);
@@ -84,7 +90,7 @@ GoodputSlo parse_goodput(const std::vector<std::string>& items) {
 Summary summarize(const std::vector<RequestRecord>& records, double duration_s, const GoodputSlo& slo) {
   Summary s;
   s.duration_s = duration_s;
-  std::vector<double> ttfts, tpots, itls, e2els;
+  std::vector<double> ttfts, tpots, itls, e2els, event_gaps;
   int good = 0;
   for (const auto& r : records) {
     if (!r.success) {
@@ -112,6 +118,7 @@ Summary summarize(const std::vector<RequestRecord>& records, double duration_s, 
     ttfts.push_back(ttft);
     e2els.push_back(e2el);
     for (double gap : r.itl_s()) itls.push_back(gap);
+    for (double gap : r.event_gaps_s()) event_gaps.push_back(gap);
     const bool meets = (!slo.ttft_ms || ttft * 1000.0 <= *slo.ttft_ms) &&
                        (!slo.tpot_ms || tpot * 1000.0 <= *slo.tpot_ms) &&
                        (!slo.e2el_ms || e2el * 1000.0 <= *slo.e2el_ms);
@@ -129,6 +136,7 @@ Summary summarize(const std::vector<RequestRecord>& records, double duration_s, 
   s.tpot = distribution_ms(tpots);
   s.itl = distribution_ms(itls);
   s.e2el = distribution_ms(e2els);
+  s.event_gap = distribution_ms(event_gaps);
   return s;
 }
 

@@ -25,6 +25,10 @@ struct RequestRecord {
   int expected_output_len = 0;   // max_tokens asked for
   double send_time_s = 0.0;
   std::vector<double> chunk_times_s;  // arrival of each chunk that carried text
+  // Arrival of every event of the choice, with or without text: a server that streams an event
+  // per token (zinfer does; a token may add no text while it completes a UTF-8 character or is a
+  // skipped special token) gives one per token here.
+  std::vector<double> event_times_s;
   double end_time_s = 0.0;
   std::optional<int> usage_completion_tokens;  // from the server's usage, when it sent one
   std::optional<int> usage_prompt_tokens;
@@ -34,6 +38,7 @@ struct RequestRecord {
   double ttft_s() const;        // 0 when no chunk arrived
   double latency_s() const { return end_time_s - send_time_s; }
   std::vector<double> itl_s() const;
+  std::vector<double> event_gaps_s() const;  // the gap before each event after the first
   // usage's count when present, else the tokenizer's, else the number of chunks.
   int output_tokens() const;
 };
@@ -73,6 +78,7 @@ struct Summary {
   double output_throughput = 0;
   double total_token_throughput = 0;
   Distribution ttft, tpot, itl, e2el;
+  Distribution event_gap;  // not one of vLLM's: the gaps between stream events, text or not
   int token_count_mismatches = 0;  // successes whose usage count differs from the tokenizer's
   int usage_missing = 0;           // successes for which the server sent no usage
 };

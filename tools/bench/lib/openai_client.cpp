@@ -107,6 +107,7 @@ asio::awaitable<void> OpenAIBackend::Impl::stream(BackendRequest req, Completion
       const StreamEvent ev = interpret_openai_event(data, kind);
       if (ev.done) saw_done = true;
       if (ev.error && !stream_error) stream_error = *ev.error;
+      if (ev.choice) rec.event_times_s.push_back(now);
       if (!ev.text.empty()) {
         rec.chunk_times_s.push_back(now);
         rec.generated_text += ev.text;

@@ -67,6 +67,7 @@ constexpr MetricView kMetrics[] = {
     {"tpot", "Time per Output Token (excl. 1st token)", "TPOT", &Summary::tpot},
     {"itl", "Inter-token Latency", "ITL", &Summary::itl},
     {"e2el", "End-to-end Latency", "E2EL", &Summary::e2el},
+    {"event_gap", "Time between Stream Events", "Event Gap", &Summary::event_gap},
 };
 
 std::vector<std::string> split_commas(const std::string& list) {

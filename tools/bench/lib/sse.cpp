@@ -85,11 +85,14 @@ StreamEvent interpret_openai_event(std::string_view data, ApiKind kind) {
   }
   if (const auto choices = j.find("choices"); choices != j.end() && choices->is_array() && !choices->empty()) {
     const auto& c = (*choices)[0];
+    ev.choice = true;
     if (kind == ApiKind::kCompletions) {
       ev.text = text_of(c, "text");
     } else if (const auto delta = c.find("delta"); delta != c.end() && delta->is_object()) {
       // Reasoning models stream their thinking under a separate key; it is generated text too.
       ev.text = text_of(*delta, "reasoning_content") + text_of(*delta, "reasoning") + text_of(*delta, "content");
+      // A chat stream's role-only first chunk announces the answer; it is no token.
+      if (delta->contains("role") && delta->size() == 1 && !c.contains("logprobs")) ev.choice = false;
     }
     if (const auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) ev.finish_reason = fr->get<std::string>();
   }

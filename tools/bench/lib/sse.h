@@ -33,6 +33,7 @@ enum class ApiKind { kCompletions, kChat };
 struct StreamEvent {
   bool done = false;  // "[DONE]"
   std::string text;
+  bool choice = false;  // the event is about the choice (text or not), not only usage or [DONE]
   std::optional<std::string> finish_reason;
   std::optional<int> completion_tokens;  // from a usage object
   std::optional<int> prompt_tokens;

@@ -87,6 +87,7 @@ void ZmqBackend::Impl::on_reply(const zmq::multipart_t& msg) {
     auto it = pending.find(delta.request_id);
     if (it == pending.end()) return;
     RequestRecord& rec = it->second.record;
+    rec.event_times_s.push_back(seconds_since(it->second.origin));
     if (!delta.text.empty()) {
       rec.chunk_times_s.push_back(seconds_since(it->second.origin));
       rec.generated_text += delta.text;
