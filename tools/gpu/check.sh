@@ -7,7 +7,8 @@
 #   STAGES="build actors" tools/gpu/check.sh   # + zinfer-bench throughput/latency through the actors
 # Knobs: LAYERS (bench model layers, 32), PROMPTS (throughput prompts, 1000), BIG_LAYERS (parity
 # model with Llama-3-8B shapes, 8), T_TESTS / T_BENCH / T_PARITY / T_ACTORS (seconds per stage),
-# MODEL (the actors stage's Llama-3-8B-shape folder, made when missing; /tmp/llama3-8b-shape).
+# MODEL (the actors stage's Llama-3-8B-shape folder, made when missing; /tmp/llama3-8b-shape),
+# CMAKE_ARGS (extra cmake arguments: docs/gpu-machine.md).
 # The actors stage needs the real Llama-3 tokenizer in tests/data/tokenizers/llama3 (carry it).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,7 +23,7 @@ has() { [[ " $stages " == *" $1 "* ]]; }
 
 if has build; then
   start=$SECONDS
-  if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/cmake.log" 2>&1 &&
+  if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} > "$out/cmake.log" 2>&1 &&
      ninja -C build-gpu -j16 zinfer_cuda_tests zinfer-cuda-bench zinfer-cuda-logits \
       $(has actors && echo zinfer zinfer-bench) > "$out/build.log" 2>&1; then
     status_build="ok ($((SECONDS - start)) s)"
