@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -56,7 +57,8 @@ bool process_alive(int32_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errn
 int open_fifo(const std::string& path) {
   // O_RDWR: the open never blocks, a write never raises SIGPIPE (we hold a read end ourselves),
   // and the reader's poll() never reports a hang-up while the peer is away (Linux semantics).
-  return ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  // O_NOFOLLOW: a link put in the FIFO's place is refused, never followed.
+  return ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 }
 
 }  // namespace
@@ -101,9 +103,12 @@ std::unique_ptr<ShmLink> ShmLink::bind(const std::string& path, size_t ring_byte
   }
   auto m = std::make_unique<Mapping>();
   m->bytes = file_bytes(ring_bytes);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw sys_error("cannot create " + tmp, path);
+  // The file is built under a name no one can guess beforehand (mkstemp: created with O_EXCL,
+  // mode 0600), so another local user cannot have put a link there for the binder to write
+  // through; it gets its real name by rename, which replaces a link rather than following it.
+  std::string tmp = path + ".XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) throw sys_error("cannot create a temporary file beside it", path);
   struct stat st {};
   if (::ftruncate(fd, static_cast<off_t>(m->bytes)) != 0 || ::fstat(fd, &st) != 0) {
     auto e = sys_error("cannot size " + tmp, path);
@@ -158,7 +163,8 @@ std::unique_ptr<ShmLink> ShmLink::connect(const std::string& path, const std::fu
                               "endpoint, must be started before or alongside this one)", path);
       said = true;
     }
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 && errno == ELOOP) throw sys_error("is a symbolic link; a shm link must be the file itself", path);
     if (fd >= 0) {
       struct stat st {};
       auto m = std::make_unique<Mapping>();

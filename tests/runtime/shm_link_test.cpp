@@ -3,6 +3,8 @@
 // ping-pong with a fork()ed process through the FIFO wake-ups.
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <set>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -92,6 +94,46 @@ TEST(ShmLink, AFileLeftByADeadBinderIsNotConnected) {
   auto connector = ShmLink::connect(path);
   connector->send("fresh");
   EXPECT_EQ(read_blocking(binder->reader()), "fresh");
+}
+
+// Another local user's links: the binder builds its file under a name made by mkstemp, so a link
+// planted at the old predictable temporary name (path.tmp.<pid>) is never written through; the
+// link file it renames into place replaces a planted link instead of following it; a connector
+// refuses a path that is a link.
+TEST(ShmLink, PlantedSymbolicLinksAreNeverFollowed) {
+  TempFolder dir;
+  const std::string victim = dir.file("victim");
+  {
+    std::FILE* f = std::fopen(victim.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("precious", f);
+    std::fclose(f);
+  }
+  const std::string path = dir.file("link");
+  const std::string predictable = path + ".tmp." + std::to_string(::getpid());
+  fs::create_symlink(victim, predictable);
+  {
+    auto binder = ShmLink::bind(path, 4096);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(path)));  // the link file itself, not a link
+    auto connector = ShmLink::connect(path);
+    connector->send("ping");
+    EXPECT_EQ(read_blocking(binder->reader()), "ping");
+  }
+  EXPECT_EQ(fs::file_size(victim), 8u);  // untouched: "precious"
+  std::set<std::string> left;             // the binder's files are gone, no temporary one stays
+  for (const auto& e : fs::directory_iterator(fs::path(victim).parent_path())) left.insert(e.path().string());
+  EXPECT_EQ(left, (std::set<std::string>{victim, predictable}));
+
+  const std::string planted = dir.file("planted");
+  fs::create_symlink(victim, planted);
+  int polls = 0;
+  try {
+    ShmLink::connect(planted, [&] { return ++polls > 3; });
+    FAIL() << "a link was followed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::file_size(victim), 8u);
 }
 
 TEST(ShmLink, SenderToADeadPeerStopsWhenTheRingIsFull) {
