@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +76,16 @@ struct BackendOptions {
   // [model] CUDA backend: where the cuBLASLt choices of the start-up tuning are kept between
   // runs: "auto" ($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or "off".
   std::string tuning_cache = "auto";
+  // [model] tensor parallelism: the model split over this many ranks (CPU: threads; CUDA: one
+  // GPU each, devices 0..N-1), gpu/tensor_parallel_backend.h.
+  int32_t tensor_parallel_size = 1;
+};
+
+// Thrown by a backend that can run no further step (a tensor-parallel rank failed and its group
+// was stopped): the executor ends rather than answer every later step with the same error.
+class BackendFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct CacheGeometry {

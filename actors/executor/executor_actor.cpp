@@ -91,6 +91,7 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
     // (to_batch_input), so that their vectors' memory serves every step.
     protocol::StepPlan plan;
     gpu::BatchInput batch;
+    std::string fatal;
     runtime::Loop loop(&pipe);
     link->watch(loop, [&](runtime::Link& peer) {
       for (int i = 0; i < 16; ++i) {
@@ -116,6 +117,13 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
                 throw;
               }
               give_back();
+            } catch (const gpu::BackendFailure& e) {
+              // The backend can run no further step (a tensor-parallel rank failed): this
+              // step's requests get the error, then the executor ends and the server with it.
+              log->error("step {} failed and the backend is stopped: {}", step_id, e.what());
+              result.step_id = step_id;
+              result.error = e.what();
+              fatal = e.what();
             } catch (const std::exception& e) {
               log->error("step {} failed: {}", step_id, e.what());
               result.step_id = step_id;
@@ -124,6 +132,7 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
             result.forward_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                     std::chrono::steady_clock::now() - start).count();
             runtime::send_message(peer, result);
+            if (!fatal.empty()) throw gpu::BackendFailure(fatal);
           } else if (f.type() == protocol::MessageType::kExecutorInfoRequest) {
             protocol::ExecutorInfo info;
             info.backend = backend->name();

@@ -18,13 +18,13 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const BackendOptions& options)
+  CpuBackend(const BackendOptions& options, const RankContext& rank)
       : config_(load_model_config(options.model_dir)),
-        model_(config_, WeightSet(options.model_dir)),
-        cache_(make_cache(options, config_)),
-        rng_(std::random_device{}()) {
-    // 0: OpenMP's default (OMP_NUM_THREADS, else every core).
-    num_threads_ = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
+        model_(config_, WeightSet(options.model_dir), rank),
+        cache_(make_cache(options, model_.local_config(), rank)),
+        rng_(rank.group != nullptr ? rank.seed : std::random_device{}()) {
+    // 0: OpenMP's default (OMP_NUM_THREADS, else every core), shared by a group's ranks.
+    num_threads_ = std::max(1, (options.num_threads > 0 ? options.num_threads : omp_get_max_threads()) / rank.size());
     max_model_len_ = options.max_model_len > 0 ? options.max_model_len : config_.max_position_embeddings;
   }
 
@@ -83,7 +83,8 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static KvCache make_cache(const BackendOptions& o, const ModelConfig& c) {
+  // c is the rank's local config (its KV heads); a group agrees on the smallest block count.
+  static KvCache make_cache(const BackendOptions& o, const ModelConfig& c, const RankContext& rank) {
     if (o.block_size <= 0) throw std::invalid_argument("block_size must be positive");
     int64_t blocks = o.num_gpu_blocks;
     if (blocks <= 0) {
@@ -94,11 +95,15 @@ class CpuBackend final : public Backend {
         throw std::invalid_argument("cpu_kv_cache_bytes " + std::to_string(o.cpu_kv_cache_bytes) +
                                     " holds no KV block of " + std::to_string(per_block) + " bytes");
     }
-    const int64_t host_blocks =
+    int64_t host_blocks =
         o.num_cpu_blocks > 0
             ? o.num_cpu_blocks
             : o.swap_space_bytes /
                   KvCache::bytes_per_block(c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim);
+    if (rank.group != nullptr) {
+      blocks = rank.group->all_reduce_min(rank.rank, blocks);
+      host_blocks = rank.group->all_reduce_min(rank.rank, host_blocks);
+    }
     return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim);
   }
 
@@ -169,8 +174,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
-  return std::make_unique<CpuBackend>(options);
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const RankContext& rank) {
+  return std::make_unique<CpuBackend>(options, rank);
 }
 
 }  // namespace zinfer::gpu::cpu

@@ -14,6 +14,8 @@
 
 #include "gpu/backend.h"
 #include "gpu/cuda/device_memory.h"
+#include "gpu/models/tensor_parallel.h"
+#include "gpu/rank_group.h"
 #include "gpu/cuda/gemm.h"
 #include "gpu/cuda/kv_cache.h"
 #include "gpu/cuda/cuda_weights.h"
@@ -40,17 +42,22 @@ struct Activations {
   DeviceBuffer results;    // sampled tokens, logprobs, top logprobs, bad-id counter
   DeviceBuffer last_sampled;  // [LastTokenSlots capacity] int32
   DeviceBuffer inv_freq;   // [head_dim / 2] float32
+  // Tensor parallelism: the rank's LM-head rows [logit_rows, vocab slice] and every rank's,
+  // gathered [ranks, logit_rows, vocab slice], before they are laid out in `logits`.
+  DeviceBuffer head_local, head_gathered;
   size_t bytes() const;
 };
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(const BackendOptions& options);
+  // A rank of a tensor-parallel group (rank.group set) loads its shard onto rank.device and sums
+  // with its peers through rank.nccl_comm (gpu/models/tensor_parallel.h).
+  explicit CudaBackend(const BackendOptions& options, const RankContext& rank = {});
   // Benchmarks: the config's shapes with seeded random weights on the device (no checkpoint).
-  CudaBackend(const BackendOptions& options, const ModelConfig& config, uint64_t seed);
+  CudaBackend(const BackendOptions& options, const ModelConfig& config, uint64_t seed, const RankContext& rank = {});
   ~CudaBackend() override;
 
-  const ModelConfig& config() const override { return config_; }
+  const ModelConfig& config() const override { return model_config_; }
   CacheGeometry cache_geometry() const override;
   std::vector<SampledToken> step(const BatchInput& batch) override;
   std::vector<float> forward_logits(const SequenceInput& seq) override;
@@ -88,7 +95,10 @@ class CudaBackend final : public Backend {
   void run_copies(const BatchInput& batch);
 
   BackendOptions options_;
-  ModelConfig config_;
+  RankContext rank_;
+  ModelConfig model_config_;  // the model's
+  ModelConfig config_;        // what this rank computes: its heads, KV heads and MLP columns
+  models::Range vocab_;       // the rank's rows of the embedding and LM head
   int32_t max_model_len_ = 0;
   int32_t max_tokens_ = 0;
   int32_t logit_rows_ = 0;   // rows of logits computed at once
