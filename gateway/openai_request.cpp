@@ -369,8 +369,10 @@ void validate_generate_request(const protocol::GenerateRequest& req, int max_mod
   for (int32_t id : req.prompt_ids) {
     if (id < 0) throw invalid_param("prompt_ids", "token id " + std::to_string(id) + " is negative");
   }
-  if (max_model_len > 0 && static_cast<int64_t>(req.prompt_ids.size()) >= max_model_len) {
-    throw invalid_param("prompt_ids", "the prompt has " + std::to_string(req.prompt_ids.size()) +
+  int64_t prompt_len = static_cast<int64_t>(req.prompt_ids.size());
+  if (req.sampling.truncate_prompt_tokens > 0) prompt_len = std::min<int64_t>(prompt_len, req.sampling.truncate_prompt_tokens);
+  if (max_model_len > 0 && prompt_len >= max_model_len) {
+    throw invalid_param("prompt_ids", "the prompt has " + std::to_string(prompt_len) +
                                           " tokens; this model's maximum context length is " +
                                           std::to_string(max_model_len));
   }

@@ -183,6 +183,18 @@ TEST(OpenAiRequestTest, ValidateGenerateRequestFromNativeClients) {
   EXPECT_NO_THROW(validate_generate_request(g, 100));
   g.prompt_ids.assign(100, 1);
   EXPECT_THROW(validate_generate_request(g, 100), ApiError);  // fills the context
+  g.sampling.truncate_prompt_tokens = 50;
+  EXPECT_NO_THROW(validate_generate_request(g, 100));  // not once truncated
+  g.sampling.truncate_prompt_tokens = 0;
+  g.sampling.frequency_penalty = 3.0f;  // the sampling fields' ranges hold here too
+  g.prompt_ids = {1};
+  try {
+    validate_generate_request(g, 100);
+    ADD_FAILURE() << "frequency_penalty 3 was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "frequency_penalty");
+  }
+  g.sampling.frequency_penalty = 0.0f;
   g.prompt_ids = {-1};
   EXPECT_THROW(validate_generate_request(g, 100), ApiError);
   g.prompt_ids.clear();
