@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/model_config.h"
+#include "gpu/sampling_rules.h"
 
 namespace zinfer::gpu {
 
@@ -22,6 +23,11 @@ struct SamplingConfig {
   int64_t seed = -1;         // -1 = unseeded; else token k of the sequence draws from (seed, k)
   int32_t sample_index = 0;  // how many tokens the sequence sampled before this one
   int32_t top_logprobs = 0;  // how many alternatives to report (0 = none)
+  // Penalties, min_p, logit_bias, bad words, allowed tokens, min_tokens (gpu/sampling_rules.h);
+  // null: none. The same object every step of a sequence: the backend keeps the sequence's
+  // sampled tokens (and on CUDA their counts, on the device) from the first step that carries it
+  // until the sequence is listed in BatchInput::finished.
+  std::shared_ptr<const SamplingRules> rules;
 };
 
 // One sequence's share of a step. token_ids occupy positions [start_pos, start_pos + num_tokens).

@@ -190,6 +190,7 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   meta_host_ = PinnedBuffer(layout_->total_words * 4, "step inputs");
   act_.meta = DeviceBuffer(layout_->total_words * 4, "step inputs");
   slots_ = std::make_unique<LastTokenSlots>(kLastTokenSlots);
+  rules_ = std::make_unique<SamplingRulesState>(o.max_num_seqs, logit_rows_, c.vocab_size);
 
   const bool speaks = rank_.rank == 0;  // rank 0 speaks for a group (every figure is per GPU)
   if (speaks) {
@@ -246,17 +247,21 @@ const StepLayout& CudaBackend::step_layout(int32_t pad_to) {
   return it->second;
 }
 
-PackedStep CudaBackend::upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to) {
+PackedStep CudaBackend::upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to, PackedRules* rules) {
   auto* words = meta_host_.as<uint32_t>();
   const bool use_tiles = prefill_attention_supports(config_.head_dim);
   PackedStep st = pack_step(seqs, step_layout(pad_to), use_tiles, pad_to, *slots_, rng_(), words);
+  if (rules != nullptr) *rules = rules_->pack(seqs, st, words, compute_);
   check_cuda(cudaMemcpyAsync(act_.meta.get(), words, st.words_used * 4, cudaMemcpyHostToDevice, compute_),
              "upload of step inputs");
   return st;
 }
 
 std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
-  for (uint64_t id : batch.finished) slots_->release(id);
+  for (uint64_t id : batch.finished) {
+    slots_->release(id);
+    rules_->finish(id);
+  }
   run_copies(batch);
   if (batch.seqs.empty()) {
     check_cuda(cudaStreamSynchronize(compute_), "step synchronisation");
@@ -267,7 +272,8 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const int32_t pad_to = options_.cuda_graphs && single_tokens
                              ? graph_bucket(static_cast<int32_t>(batch.seqs.size()))
                              : 0;
-  const PackedStep st = upload_step(batch.seqs, pad_to);
+  PackedRules rules;
+  const PackedStep st = upload_step(batch.seqs, pad_to, &rules);
 
   const int32_t R = static_cast<int32_t>(st.rows.size());
   auto* results = act_.results.as<int32_t>();
@@ -296,6 +302,29 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
     sb.dest_slot = meta + st.layout->dest_slot;
     sb.last_sampled = act_.last_sampled.as<int32_t>();
     sb.scratch = act_.sampling_scratch.as<float>();
+    if (rules.any_min_p) sb.min_p = reinterpret_cast<const float*>(meta + st.layout->min_p);
+    if (rules.any_counts) {
+      sb.count_row = meta + st.layout->count_row;
+      sb.counts = rules_->counts();
+    }
+    if (rules.any_processed) {
+      SamplingRulesBatch rb;
+      rb.logits = sb.logits;
+      rb.processed = rules_->processed();
+      rb.processed_row = meta + st.layout->processed_row;
+      rb.repetition = reinterpret_cast<const float*>(meta + st.layout->repetition);
+      rb.frequency = reinterpret_cast<const float*>(meta + st.layout->frequency);
+      rb.presence = reinterpret_cast<const float*>(meta + st.layout->presence);
+      rb.count_row = meta + st.layout->count_row;
+      rb.counts = rules_->counts();
+      rb.list_index = meta + st.layout->rule_lists;
+      rb.lists = rules_->lists();
+      rb.num_rows = R;
+      rb.vocab = c.vocab_size;
+      check_cuda(launch_sampling_rules(rb, compute_), "sampling rules");
+      sb.processed = rb.processed;
+      sb.processed_row = rb.processed_row;
+    }
     check_cuda(launch_sampling(sb, compute_), "sampling");
   }
   check_cuda(cudaMemcpyAsync(results_host_.as<void>(), act_.results.get(), act_.results.bytes(),
@@ -310,6 +339,7 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const auto* logprobs = reinterpret_cast<const float*>(host + logit_rows_);
   const int32_t* top_ids = host + 2 * logit_rows_;
   const auto* top_lps = reinterpret_cast<const float*>(host + static_cast<size_t>(logit_rows_) * (2 + kMaxTopLogprobs));
+  rules_->record(host, static_cast<size_t>(R));
   for (int32_t r = 0; r < R; ++r) {
     out[r].seq_id = st.rows[r].seq_id;
     out[r].token = host[r];

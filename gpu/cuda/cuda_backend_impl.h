@@ -20,6 +20,7 @@
 #include "gpu/cuda/kv_cache.h"
 #include "gpu/cuda/cuda_weights.h"
 #include "gpu/cuda/sampling.h"
+#include "gpu/cuda/sampling_rules_state.h"
 #include "gpu/cuda/step_inputs.h"
 #include "gpu/models/model_definition.h"
 
@@ -88,7 +89,8 @@ class CudaBackend final : public Backend {
 
   // cuda_backend.cpp
   void init(const BackendOptions& options, const ModelConfig& config, const uint64_t* random_seed);
-  PackedStep upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to);
+  // With `rules`, the sampling rows' rules are packed too (sampling_rules_state.h).
+  PackedStep upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to, PackedRules* rules = nullptr);
   // The layout a step is packed in: its graph bucket's (pad_to > 0; a captured graph reads its
   // arrays at that layout's offsets) or the full one.
   const StepLayout& step_layout(int32_t pad_to);
@@ -117,6 +119,7 @@ class CudaBackend final : public Backend {
   PinnedBuffer meta_host_;
   PinnedBuffer results_host_;
   std::unique_ptr<LastTokenSlots> slots_;
+  std::unique_ptr<SamplingRulesState> rules_;
   std::mt19937_64 rng_;
   // CUDA graphs of run_layers for decode-only steps, by padded token count, all captured by
   // warm_up().
