@@ -1,0 +1,128 @@
+#include "actors/grammar/matcher.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace zinfer::grammar {
+
+Matcher::Matcher(std::shared_ptr<const CompiledGrammar> grammar) : grammar_(std::move(grammar)) {
+  State initial;
+  grammar_->pushdown().initial(arena_, initial.set);
+  history_.push_back(std::move(initial));
+}
+
+bool Matcher::is_accepting() const {
+  const State& s = history_.back();
+  return !s.terminated && !s.set.empty() && s.set.front() == 0;
+}
+
+ByteSet Matcher::allowed_bytes() const {
+  if (is_terminated()) return {};
+  return grammar_->pushdown().next_bytes(arena_, history_.back().set);
+}
+
+bool Matcher::is_terminated() const { return history_.back().terminated; }
+
+bool Matcher::advance(std::string_view bytes, StackSet& out) {
+  const Pushdown& pda = grammar_->pushdown();
+  StackSet current = history_.back().set;
+  for (char c : bytes) {
+    pda.advance(arena_, current, static_cast<uint8_t>(c), out);
+    if (out.empty()) return false;
+    current.swap(out);
+  }
+  out.swap(current);
+  return true;
+}
+
+bool Matcher::accept_bytes(std::string_view bytes) {
+  if (is_terminated()) return false;
+  const size_t mark = arena_.size();
+  State next;
+  if (!advance(bytes, next.set)) {
+    arena_.truncate(mark);
+    return false;
+  }
+  history_.push_back(std::move(next));
+  return true;
+}
+
+bool Matcher::accept_token(int32_t id) {
+  if (is_terminated()) return false;
+  const Vocabulary& vocab = grammar_->vocabulary();
+  if (vocab.is_stop(id)) {
+    if (!is_accepting()) return false;
+    history_.push_back(State{{}, true});
+    return true;
+  }
+  if (!vocab.usable(id)) return false;
+  return accept_bytes(vocab.bytes(id));
+}
+
+void Matcher::rollback(size_t tokens) {
+  tokens = std::min(tokens, history_.size() - 1);
+  history_.resize(history_.size() - tokens);
+}
+
+bool Matcher::token_fits(uint32_t node, std::string_view bytes) {
+  const Pushdown& pda = grammar_->pushdown();
+  StackSet current{node}, next;
+  for (char c : bytes) {
+    pda.advance(arena_, current, static_cast<uint8_t>(c), next);
+    if (next.empty()) return false;
+    current.swap(next);
+  }
+  return true;
+}
+
+// The positions of every stack of the state, top to bottom: equal keys are equal states in any
+// matcher of the grammar.
+std::string Matcher::state_key() const {
+  std::string key;
+  for (uint32_t node : history_.back().set) {
+    for (uint32_t n = node; n != 0; n = arena_[n].parent) {
+      const uint32_t pos = arena_[n].pos;
+      key.append(reinterpret_cast<const char*>(&pos), sizeof pos);
+    }
+    key.append("\xff\xff\xff\xff", 4);
+  }
+  return key;
+}
+
+void Matcher::fill_mask(std::span<uint32_t> words) {
+  const Vocabulary& vocab = grammar_->vocabulary();
+  const size_t n = vocab.mask_words();
+  std::fill(words.begin(), words.end(), 0u);
+  if (is_terminated()) return;
+  std::vector<uint32_t> mask;
+  const std::string key = state_key();
+  if (!grammar_->cached_mask(key, mask)) {
+    mask.assign(n, 0);
+    const StackSet& set = history_.back().set;
+    for (uint32_t node : set) {
+      if (node == 0) continue;
+      const PositionTokens& t = grammar_->tokens_at(arena_[node].pos);
+      if (!t.accepted_words.empty()) {
+        for (size_t w = 0; w < n; ++w) mask[w] |= t.accepted_words[w];
+      } else {
+        for (int32_t id : t.accepted_ids) mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+      }
+    }
+    const size_t mark = arena_.size();
+    for (uint32_t node : set) {
+      if (node == 0) continue;
+      for (int32_t id : grammar_->tokens_at(arena_[node].pos).uncertain) {
+        uint32_t& word = mask[static_cast<size_t>(id) >> 5];
+        const uint32_t bit = 1u << (id & 31);
+        if (!(word & bit) && token_fits(node, vocab.bytes(id))) word |= bit;
+      }
+      arena_.truncate(mark);
+    }
+    if (is_accepting())
+      for (int32_t id : vocab.stop_ids()) mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+    grammar_->cache_mask(key, mask);
+  }
+  std::copy(mask.begin(), mask.end(), words.begin());
+}
+
+}  // namespace zinfer::grammar
