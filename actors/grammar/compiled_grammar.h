@@ -1,14 +1,18 @@
 // A Grammar bound to a Vocabulary, with the tables the mask computation shares across all the
 // matchers of that grammar (thread-safe; compute once per process and share).
 //
-// Per byte-set position p (lazily, the first time a state has p on top of a stack), the vocabulary
-// splits three ways by walking the token trie from the stack {p} alone:
-//   accepted:  some reading consumes the whole token inside p's rule (and the rules it enters);
-//              such a token is allowed whatever lies below p on the stack;
-//   uncertain: every reading that survives leaves p's rule before the token ends, so the answer
-//              depends on the stack below (checked per state by Matcher);
+// Per stack context (the positions of a stack's top frames, at most kContextFrames of them;
+// computed lazily, the first time a state has such a stack), the vocabulary splits three ways by
+// walking the token trie from that context alone:
+//   accepted:  some reading consumes the whole token inside the context's frames; such a token
+//              is allowed whatever lies deeper in the stack;
+//   uncertain: every reading that survives pops out of the context before the token ends, so the
+//              answer depends on the deeper stack (checked per state by Matcher);
 //   rejected:  everything else.
-// Masks of whole states are cached too, keyed by the full stacks' positions.
+// A context of several frames (not just the top position) keeps the uncertain sets small: with
+// the top position alone, a token such as ` "a",` after a ':' would leave the whitespace rule
+// after one byte and be checked per state; with four frames it is decided in the table. Masks of
+// whole states are cached too, keyed by the full stacks' positions.
 #pragma once
 
 #include <cstdint>
@@ -32,27 +36,36 @@ struct PositionTokens {
 
 class CompiledGrammar {
  public:
-  CompiledGrammar(Grammar grammar, std::shared_ptr<const Vocabulary> vocabulary);
+  // mask_cache_entries: whole-state masks kept (0: none; each is vocabulary().mask_words() words).
+  CompiledGrammar(Grammar grammar, std::shared_ptr<const Vocabulary> vocabulary, size_t mask_cache_entries = 256);
   CompiledGrammar(const CompiledGrammar&) = delete;
   CompiledGrammar& operator=(const CompiledGrammar&) = delete;
 
   const Grammar& grammar() const { return grammar_; }
   const Pushdown& pushdown() const { return pushdown_; }
   const Vocabulary& vocabulary() const { return *vocabulary_; }
-  const PositionTokens& tokens_at(uint32_t pos) const;
+  static constexpr int kContextFrames = 4;
+  // The tables for the context of `node` (a non-bottom node of `arena`).
+  const PositionTokens& tokens_for(const StackArena& arena, uint32_t node) const;
+  size_t contexts() const;  // how many tables were built
 
   // The state-level mask cache (bounded; cleared when full).
   bool cached_mask(const std::string& key, std::vector<uint32_t>& mask) const;
   void cache_mask(const std::string& key, const std::vector<uint32_t>& mask) const;
 
  private:
-  PositionTokens compute(uint32_t pos) const;
+  struct Context {
+    std::once_flag once;
+    PositionTokens tokens;
+  };
+  PositionTokens compute(const std::vector<uint32_t>& frames) const;
 
   Grammar grammar_;
   Pushdown pushdown_;
   std::shared_ptr<const Vocabulary> vocabulary_;
-  mutable std::vector<std::unique_ptr<PositionTokens>> positions_;
-  mutable std::unique_ptr<std::once_flag[]> once_;
+  mutable std::mutex context_mutex_;
+  mutable std::unordered_map<std::string, std::unique_ptr<Context>> contexts_;
+  size_t mask_cache_entries_;
   mutable std::mutex mask_mutex_;
   mutable std::unordered_map<std::string, std::vector<uint32_t>> masks_;
 };

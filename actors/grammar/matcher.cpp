@@ -1,5 +1,7 @@
 #include "actors/grammar/matcher.h"
 
+#include "actors/grammar/set_walker.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -64,17 +66,6 @@ void Matcher::rollback(size_t tokens) {
   history_.resize(history_.size() - tokens);
 }
 
-bool Matcher::token_fits(uint32_t node, std::string_view bytes) {
-  const Pushdown& pda = grammar_->pushdown();
-  StackSet current{node}, next;
-  for (char c : bytes) {
-    pda.advance(arena_, current, static_cast<uint8_t>(c), next);
-    if (next.empty()) return false;
-    current.swap(next);
-  }
-  return true;
-}
-
 // The positions of every stack of the state, top to bottom: equal keys are equal states in any
 // matcher of the grammar.
 std::string Matcher::state_key() const {
@@ -99,25 +90,46 @@ void Matcher::fill_mask(std::span<uint32_t> words) {
   if (!grammar_->cached_mask(key, mask)) {
     mask.assign(n, 0);
     const StackSet& set = history_.back().set;
+    std::vector<const PositionTokens*> tables;
     for (uint32_t node : set) {
       if (node == 0) continue;
-      const PositionTokens& t = grammar_->tokens_at(arena_[node].pos);
+      const PositionTokens& t = grammar_->tokens_for(arena_, node);
+      tables.push_back(&t);
       if (!t.accepted_words.empty()) {
         for (size_t w = 0; w < n; ++w) mask[w] |= t.accepted_words[w];
       } else {
         for (int32_t id : t.accepted_ids) mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
       }
     }
+    // The uncertain tokens, walked from the real stack in trie order: consecutive tokens share
+    // their common prefix's states, and the walker memoizes every transition.
     const size_t mark = arena_.size();
-    for (uint32_t node : set) {
-      if (node == 0) continue;
-      for (int32_t id : grammar_->tokens_at(arena_[node].pos).uncertain) {
-        uint32_t& word = mask[static_cast<size_t>(id) >> 5];
-        const uint32_t bit = 1u << (id & 31);
-        if (!(word & bit) && token_fits(node, vocab.bytes(id))) word |= bit;
+    {
+      SetWalker walker(grammar_->pushdown(), arena_);
+      size_t t = 0;
+      std::vector<uint32_t> states;  // states[d]: after the first d bytes of `prefix`
+      for (uint32_t node : set) {
+        if (node == 0) continue;
+        const PositionTokens& table = *tables[t++];
+        states.assign(1, walker.add({node}));
+        std::string_view prefix;
+        for (int32_t id : table.uncertain) {
+          uint32_t& word = mask[static_cast<size_t>(id) >> 5];
+          const uint32_t bit = 1u << (id & 31);
+          const std::string& bytes = vocab.bytes(id);
+          size_t common = 0;
+          while (common < prefix.size() && common < bytes.size() && prefix[common] == bytes[common]) ++common;
+          states.resize(common + 1);
+          if (!(word & bit)) {
+            while (states.size() <= bytes.size() && states.back() != SetWalker::kDead)
+              states.push_back(walker.step(states.back(), static_cast<uint8_t>(bytes[states.size() - 1])));
+            if (states.size() == bytes.size() + 1 && states.back() != SetWalker::kDead) word |= bit;
+          }
+          prefix = std::string_view(bytes).substr(0, states.size() - 1);
+        }
       }
-      arena_.truncate(mark);
     }
+    arena_.truncate(mark);
     if (is_accepting())
       for (int32_t id : vocab.stop_ids()) mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
     grammar_->cache_mask(key, mask);

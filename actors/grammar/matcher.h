@@ -45,7 +45,6 @@ class Matcher {
     bool terminated = false;
   };
   bool advance(std::string_view bytes, StackSet& out);
-  bool token_fits(uint32_t node, std::string_view bytes);
   std::string state_key() const;
 
   std::shared_ptr<const CompiledGrammar> grammar_;
