@@ -156,5 +156,18 @@ TEST(Matcher, CachedMasksMatchFreshOnes) {
   EXPECT_EQ(first, brute_force_mask(c));
 }
 
+TEST(Matcher, DeepStatesWithoutTheMaskCacheEqualBruteForce) {
+  // Stacks deeper than the tables' context: the uncertain tokens decide at the real stack.
+  auto vocab = testing::vocabulary("qwen3");
+  ASSERT_TRUE(vocab);
+  auto g = std::make_shared<const CompiledGrammar>(json_value_grammar(), vocab, 0);
+  Matcher m(g);
+  for (const char* piece : {"[[[[{\"a\": [1, {\"b\": \"x", "\"}", "]", "}", ", 2.5", "e", "1", "]"}) {
+    ASSERT_TRUE(m.accept_bytes(piece)) << piece;
+    EXPECT_EQ(mask_of(m), brute_force_mask(m)) << "after " << piece;
+  }
+  EXPECT_GT(g->contexts(), 5u);
+}
+
 }  // namespace
 }  // namespace zinfer::grammar
