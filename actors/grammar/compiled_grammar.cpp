@@ -2,6 +2,8 @@
 
 #include "actors/grammar/set_walker.h"
 
+#include <algorithm>
+
 namespace zinfer::grammar {
 
 // The default of 256 masks of a 152k vocabulary is 4.9 MB per grammar.
@@ -10,11 +12,19 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const Vocabula
     : grammar_(std::move(grammar)),
       pushdown_(grammar_),
       vocabulary_(std::move(vocabulary)),
-      mask_cache_entries_(mask_cache_entries) {}
+      mask_cache_entries_(mask_cache_entries) {
+  for (int32_t id : vocabulary_->sorted())
+    if (vocabulary_->bytes(id).size() >= kExactCounts) long_tokens_.push_back(id);
+}
 
-const PositionTokens& CompiledGrammar::tokens_for(const StackArena& arena, uint32_t node) const {
+const PositionTokens& CompiledGrammar::tokens_for(const StackArena& arena, uint32_t node,
+                                                  uint32_t& length_limit) const {
+  length_limit = UINT32_MAX;
   std::vector<uint32_t> frames;
-  for (uint32_t n = node; n != 0 && frames.size() < kContextFrames; n = arena[n].parent) frames.push_back(arena[n].pos);
+  for (uint32_t n = node, k = 0; n != 0 && k < kContextFrames; n = arena[n].parent, ++k) {
+    frames.push_back(arena[n].pos);
+    frames.push_back(canonical_count(arena[n].pos, arena[n].count, length_limit));
+  }
   std::string key(reinterpret_cast<const char*>(frames.data()), frames.size() * sizeof(uint32_t));
   Context* context;
   {
@@ -25,6 +35,26 @@ const PositionTokens& CompiledGrammar::tokens_for(const StackArena& arena, uint3
   }
   std::call_once(context->once, [&] { context->tokens = compute(frames); });
   return context->tokens;
+}
+
+// Each repetition consumes a byte, so a token of L bytes completes at most L of them: a count
+// with at least kExactCounts repetitions to the next bound behaves, for every token shorter than
+// that distance, like the far count.
+uint32_t CompiledGrammar::canonical_count(uint32_t pos, uint32_t count, uint32_t& length_limit) const {
+  const Element& e = grammar_.elements[pos];
+  if (e.kind != Element::Kind::kRepeat) return 0;
+  const Repeat& rep = grammar_.repeats[e.arg];
+  const uint32_t to_min = rep.min > count ? rep.min - count : 0;
+  const uint32_t to_max = rep.max - count;
+  if (to_min >= kExactCounts) {
+    length_limit = std::min(length_limit, to_min);
+    return kFarBelowMin;
+  }
+  if (to_min == 0 && to_max >= kExactCounts) {
+    length_limit = std::min(length_limit, to_max);
+    return kFarAboveMin;
+  }
+  return count;
 }
 
 size_t CompiledGrammar::contexts() const {
@@ -40,7 +70,7 @@ PositionTokens CompiledGrammar::compute(const std::vector<uint32_t>& frames) con
   const auto& sorted = vocab.sorted();
   StackArena arena;
   uint32_t top = 0;  // the context's frames over the bottom, which here means "popped out of it"
-  for (size_t i = frames.size(); i-- > 0;) top = arena.intern(frames[i], top);
+  for (size_t i = frames.size(); i >= 2; i -= 2) top = arena.intern(frames[i - 2], top, frames[i - 1]);
   SetWalker walker(pushdown_, arena);
   struct Frame {
     uint32_t child;  // next child of this node to visit

@@ -1,6 +1,7 @@
 #include "actors/grammar/grammar.h"
 
 #include <functional>
+#include <set>
 #include <unordered_map>
 
 #include "actors/grammar/errors.h"
@@ -82,9 +83,13 @@ namespace {
 // Far above any schema or grammar a request carries; it bounds the memory a hostile one can take.
 constexpr size_t kMaxElements = 4'000'000;
 
+// Repetitions up to this many are unrolled (a few rules); longer ones are counted.
+constexpr uint32_t kMaxUnrolled = 4;
+
 class Lowering {
  public:
-  explicit Lowering(size_t declared) : alts_(declared) {}
+  // `bodies` (indexed by declared rule) tell whether a referenced rule can match nothing.
+  Lowering(size_t declared, const std::vector<const Expr*>& bodies) : alts_(declared), bodies_(bodies) {}
 
   uint32_t new_rule(std::string name) {
     names_.push_back(std::move(name));
@@ -114,6 +119,7 @@ class Lowering {
       }
     }
     g.byte_sets = std::move(sets_);
+    g.repeats = std::move(repeats_);
     return g;
   }
 
@@ -170,6 +176,21 @@ class Lowering {
                                            "} has its maximum below its minimum");
     if (e.min > kMaxElements || (e.max != kUnbounded && e.max > kMaxElements))
       throw GrammarError("repetition", "repetition count " + std::to_string(e.max) + " is too large");
+    const bool long_count = e.max == kUnbounded ? e.min > kMaxUnrolled : e.max > kMaxUnrolled;
+    if (long_count && consumes(e.items[0])) {
+      // Counted: x{m,n} as one element; x{m,} as x{m,m} then x*.
+      Element x = atom(e.items[0], context);
+      if (x.kind != Element::Kind::kRule) {
+        const uint32_t wrap = new_rule(context + "_item");
+        alts_[wrap].push_back({x});
+        x = Element{Element::Kind::kRule, wrap};
+      }
+      const uint32_t counted_max = e.max == kUnbounded ? e.min : e.max;
+      repeats_.push_back(Repeat{x.arg, e.min, counted_max});
+      seq.push_back(Element{Element::Kind::kRepeat, static_cast<uint32_t>(repeats_.size() - 1)});
+      if (e.max == kUnbounded) append_repeat(seq, Expr::star(e.items[0]), context);
+      return;
+    }
     const Element x = atom(e.items[0], context);
     for (uint32_t i = 0; i < e.min; ++i) seq.push_back(x);
     if (e.max == kUnbounded) {
@@ -193,7 +214,35 @@ class Lowering {
     if (chain != kUnbounded) seq.push_back(Element{Element::Kind::kRule, chain});
   }
 
+  // Whether every match of e consumes at least one byte (rules followed through their bodies;
+  // a rule met again on the way counts as possibly empty).
+  bool consumes(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::kBytes: return true;
+      case Expr::Kind::kSeq:
+        for (const Expr& item : e.items)
+          if (consumes(item)) return true;
+        return false;
+      case Expr::Kind::kAlt:
+        for (const Expr& item : e.items)
+          if (!consumes(item)) return false;
+        return !e.items.empty();
+      case Expr::Kind::kRepeat: return e.min > 0 && consumes(e.items[0]);
+      case Expr::Kind::kRule: {
+        if (e.rule >= bodies_.size() || !bodies_[e.rule] || visiting_.count(e.rule)) return false;
+        visiting_.insert(e.rule);
+        const bool result = consumes(*bodies_[e.rule]);
+        visiting_.erase(e.rule);
+        return result;
+      }
+    }
+    return false;
+  }
+
   std::vector<std::vector<std::vector<Element>>> alts_;
+  const std::vector<const Expr*>& bodies_;
+  std::set<uint32_t> visiting_;
+  std::vector<Repeat> repeats_;
   std::vector<std::string> names_;
   std::vector<ByteSet> sets_;
   std::unordered_map<ByteSet, uint32_t> set_ids_;
@@ -213,7 +262,10 @@ void reject_left_recursion(const Grammar& g) {
         bool all = true;
         for (uint32_t p = start; g.elements[p].kind != Element::Kind::kEnd; ++p) {
           const Element& e = g.elements[p];
-          if (e.kind == Element::Kind::kBytes || !nullable[e.arg]) {
+          const bool empty_ok = e.kind == Element::Kind::kRule     ? nullable[e.arg]
+                                : e.kind == Element::Kind::kRepeat ? g.repeats[e.arg].min == 0
+                                                                   : false;
+          if (!empty_ok) {
             all = false;
             break;
           }
@@ -229,9 +281,17 @@ void reject_left_recursion(const Grammar& g) {
   std::vector<std::vector<uint32_t>> corner(n);
   for (size_t r = 0; r < n; ++r)
     for (uint32_t start : g.rules[r].alternatives)
-      for (uint32_t p = start; g.elements[p].kind == Element::Kind::kRule; ++p) {
-        corner[r].push_back(g.elements[p].arg);
-        if (!nullable[g.elements[p].arg]) break;
+      for (uint32_t p = start;; ++p) {
+        const Element& e = g.elements[p];
+        if (e.kind == Element::Kind::kRule) {
+          corner[r].push_back(e.arg);
+          if (!nullable[e.arg]) break;
+        } else if (e.kind == Element::Kind::kRepeat) {
+          corner[r].push_back(g.repeats[e.arg].rule);  // its rule always consumes
+          if (g.repeats[e.arg].min > 0) break;
+        } else {
+          break;
+        }
       }
   std::vector<char> color(n, 0);  // 0 unvisited, 1 on the path, 2 done
   std::function<void(uint32_t)> visit = [&](uint32_t r) {
@@ -251,7 +311,9 @@ void reject_left_recursion(const Grammar& g) {
 }  // namespace
 
 Grammar GrammarBuilder::build(uint32_t root) && {
-  Lowering lowering(bodies_.size());
+  std::vector<const Expr*> bodies;
+  for (const Body& b : bodies_) bodies.push_back(b.has_value ? &b.expr : nullptr);
+  Lowering lowering(bodies_.size(), bodies);
   std::vector<std::string> names;
   for (const Body& b : bodies_) names.push_back(b.name);
   lowering.set_names(std::move(names));
@@ -308,8 +370,15 @@ std::string to_string(const Grammar& g) {
       for (uint32_t p = start; g.elements[p].kind != Element::Kind::kEnd; ++p) {
         const Element& e = g.elements[p];
         if (p != start) out += " ";
-        if (e.kind == Element::Kind::kBytes) out += set_to_string(g.byte_sets[e.arg]);
-        else out += g.rules[e.arg].name + "#" + std::to_string(e.arg);
+        if (e.kind == Element::Kind::kBytes) {
+          out += set_to_string(g.byte_sets[e.arg]);
+        } else if (e.kind == Element::Kind::kRepeat) {
+          const Repeat& rep = g.repeats[e.arg];
+          out += g.rules[rep.rule].name + "#" + std::to_string(rep.rule) + "{" + std::to_string(rep.min) + "," +
+                 std::to_string(rep.max) + "}";
+        } else {
+          out += g.rules[e.arg].name + "#" + std::to_string(e.arg);
+        }
       }
     }
     out += "\n";

@@ -41,9 +41,16 @@ struct Expr {
 };
 
 struct Element {
-  enum class Kind : uint8_t { kBytes, kRule, kEnd };
+  // kRepeat: a counted repetition of a rule that always consumes input; the automaton keeps the
+  // count in the stack frame instead of unrolling x{m,n} into n rules.
+  enum class Kind : uint8_t { kBytes, kRule, kRepeat, kEnd };
   Kind kind;
-  uint32_t arg;  // kBytes: index into Grammar::byte_sets; kRule: rule id
+  uint32_t arg;  // kBytes: index into Grammar::byte_sets; kRule: rule id; kRepeat: index into repeats
+};
+
+struct Repeat {
+  uint32_t rule;
+  uint32_t min, max;  // max is finite
 };
 
 struct Grammar {
@@ -53,6 +60,7 @@ struct Grammar {
   };
   std::vector<Element> elements;
   std::vector<ByteSet> byte_sets;
+  std::vector<Repeat> repeats;
   std::vector<Rule> rules;
   uint32_t root = 0;
 };

@@ -66,14 +66,14 @@ void Matcher::rollback(size_t tokens) {
   history_.resize(history_.size() - tokens);
 }
 
-// The positions of every stack of the state, top to bottom: equal keys are equal states in any
-// matcher of the grammar.
+// The positions (and counts) of every stack of the state, top to bottom: equal keys are equal
+// states in any matcher of the grammar.
 std::string Matcher::state_key() const {
   std::string key;
   for (uint32_t node : history_.back().set) {
     for (uint32_t n = node; n != 0; n = arena_[n].parent) {
-      const uint32_t pos = arena_[n].pos;
-      key.append(reinterpret_cast<const char*>(&pos), sizeof pos);
+      const uint32_t pos_count[2] = {arena_[n].pos, arena_[n].count};
+      key.append(reinterpret_cast<const char*>(pos_count), sizeof pos_count);
     }
     key.append("\xff\xff\xff\xff", 4);
   }
@@ -90,33 +90,48 @@ void Matcher::fill_mask(std::span<uint32_t> words) {
   if (!grammar_->cached_mask(key, mask)) {
     mask.assign(n, 0);
     const StackSet& set = history_.back().set;
-    std::vector<const PositionTokens*> tables;
+    struct Work {
+      uint32_t node;
+      const PositionTokens* table;
+      uint32_t length_limit;
+    };
+    std::vector<Work> work;
+    std::vector<uint32_t> limited;  // accepted tokens of a table that holds for short tokens only
     for (uint32_t node : set) {
       if (node == 0) continue;
-      const PositionTokens& t = grammar_->tokens_for(arena_, node);
-      tables.push_back(&t);
+      uint32_t limit;
+      const PositionTokens& t = grammar_->tokens_for(arena_, node, limit);
+      work.push_back({node, &t, limit});
+      std::vector<uint32_t>* target = &mask;
+      if (limit != UINT32_MAX) {
+        limited.assign(n, 0);
+        target = &limited;
+      }
       if (!t.accepted_words.empty()) {
-        for (size_t w = 0; w < n; ++w) mask[w] |= t.accepted_words[w];
+        for (size_t w = 0; w < n; ++w) (*target)[w] |= t.accepted_words[w];
       } else {
-        for (int32_t id : t.accepted_ids) mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+        for (int32_t id : t.accepted_ids) (*target)[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+      }
+      if (limit != UINT32_MAX) {
+        for (int32_t id : grammar_->long_tokens())
+          if (vocab.bytes(id).size() >= limit) limited[static_cast<size_t>(id) >> 5] &= ~(1u << (id & 31));
+        for (size_t w = 0; w < n; ++w) mask[w] |= limited[w];
       }
     }
-    // The uncertain tokens, walked from the real stack in trie order: consecutive tokens share
-    // their common prefix's states, and the walker memoizes every transition.
+    // The tokens the tables leave open, walked from the real stack in trie order: consecutive
+    // tokens share their common prefix's states, and the walker memoizes every transition.
     const size_t mark = arena_.size();
     {
       SetWalker walker(grammar_->pushdown(), arena_);
-      size_t t = 0;
       std::vector<uint32_t> states;  // states[d]: after the first d bytes of `prefix`
-      for (uint32_t node : set) {
-        if (node == 0) continue;
-        const PositionTokens& table = *tables[t++];
+      auto check = [&](uint32_t node, const std::vector<int32_t>& ids, uint32_t min_length) {
         states.assign(1, walker.add({node}));
         std::string_view prefix;
-        for (int32_t id : table.uncertain) {
+        for (int32_t id : ids) {
+          const std::string& bytes = vocab.bytes(id);
+          if (bytes.size() < min_length) continue;
           uint32_t& word = mask[static_cast<size_t>(id) >> 5];
           const uint32_t bit = 1u << (id & 31);
-          const std::string& bytes = vocab.bytes(id);
           size_t common = 0;
           while (common < prefix.size() && common < bytes.size() && prefix[common] == bytes[common]) ++common;
           states.resize(common + 1);
@@ -127,6 +142,10 @@ void Matcher::fill_mask(std::span<uint32_t> words) {
           }
           prefix = std::string_view(bytes).substr(0, states.size() - 1);
         }
+      };
+      for (const Work& w : work) {
+        check(w.node, w.table->uncertain, 0);
+        if (w.length_limit != UINT32_MAX) check(w.node, grammar_->long_tokens(), w.length_limit);
       }
     }
     arena_.truncate(mark);

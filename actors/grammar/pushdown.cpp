@@ -5,8 +5,8 @@
 namespace zinfer::grammar {
 
 namespace {
-inline uint64_t mix(uint32_t pos, uint32_t parent) {
-  uint64_t k = (static_cast<uint64_t>(pos) << 32) | parent;
+inline uint64_t mix(uint32_t pos, uint32_t parent, uint32_t count) {
+  uint64_t k = ((static_cast<uint64_t>(pos) << 32) | parent) ^ (static_cast<uint64_t>(count) * 0x9E3779B97F4A7C15ULL);
   k ^= k >> 33;
   k *= 0xff51afd7ed558ccdULL;
   k ^= k >> 33;
@@ -14,21 +14,21 @@ inline uint64_t mix(uint32_t pos, uint32_t parent) {
 }
 }  // namespace
 
-StackArena::StackArena() : nodes_{StackNode{UINT32_MAX, 0}}, slot_of_{0}, slots_(64, 0) {}
+StackArena::StackArena() : nodes_{StackNode{UINT32_MAX, 0, 0}}, slot_of_{0}, slots_(64, 0) {}
 
-uint32_t StackArena::intern(uint32_t pos, uint32_t parent) {
+uint32_t StackArena::intern(uint32_t pos, uint32_t parent, uint32_t count) {
   size_t mask = slots_.size() - 1;
-  for (size_t i = mix(pos, parent) & mask;; i = (i + 1) & mask) {
+  for (size_t i = mix(pos, parent, count) & mask;; i = (i + 1) & mask) {
     const uint32_t id = slots_[i];
     if (id == 0) {
       const auto fresh = static_cast<uint32_t>(nodes_.size());
-      nodes_.push_back({pos, parent});
+      nodes_.push_back({pos, parent, count});
       slot_of_.push_back(static_cast<uint32_t>(i));
       slots_[i] = fresh;
       if (nodes_.size() * 2 > slots_.size()) grow();
       return fresh;
     }
-    if (nodes_[id].pos == pos && nodes_[id].parent == parent) return id;
+    if (nodes_[id].pos == pos && nodes_[id].parent == parent && nodes_[id].count == count) return id;
   }
 }
 
@@ -36,7 +36,7 @@ void StackArena::grow() {
   std::vector<uint32_t> slots(slots_.size() * 2, 0);
   const size_t mask = slots.size() - 1;
   for (uint32_t id = 1; id < nodes_.size(); ++id) {
-    size_t i = mix(nodes_[id].pos, nodes_[id].parent) & mask;
+    size_t i = mix(nodes_[id].pos, nodes_[id].parent, nodes_[id].count) & mask;
     while (slots[i] != 0) i = (i + 1) & mask;
     slots[i] = id;
     slot_of_[id] = static_cast<uint32_t>(i);
@@ -92,6 +92,21 @@ void Pushdown::closure(StackArena& arena, uint32_t node, StackSet& out) const {
         const uint32_t cont = tail ? n.parent : arena.intern(n.pos + 1, n.parent);
         enter(arena, e.arg, cont, out);
         return;
+      }
+      case Element::Kind::kRepeat: {
+        // One more x (returning here with the count up), or, with enough done, what follows.
+        const Repeat& rep = g_.repeats[e.arg];
+        const bool far = n.count == kFarBelowMin || n.count == kFarAboveMin;
+        const bool more = far || n.count < rep.max;
+        const bool done = far ? n.count == kFarAboveMin : n.count >= rep.min;
+        if (more) enter(arena, rep.rule, arena.intern(n.pos, n.parent, far ? n.count : n.count + 1), out);
+        if (!done) return;
+        if (g_.elements[n.pos + 1].kind == Element::Kind::kEnd) {
+          node = n.parent;
+        } else {
+          node = arena.intern(n.pos + 1, n.parent);
+        }
+        continue;
       }
     }
   }

@@ -7,7 +7,8 @@
 // which means "the root rule has ended" (accepting) or, in the per-position walks of
 // CompiledGrammar, "this position's rule has ended" (the rest depends on the stack below).
 // Tail calls do not grow the stack: entering a rule as an alternative's last element returns
-// straight to the caller's caller, so x* and right recursion run in constant depth.
+// straight to the caller's caller, so x* and right recursion run in constant depth. A counted
+// repetition x{m,n} is a frame at its element whose count says how many x are done.
 #pragma once
 
 #include <cstdint>
@@ -18,14 +19,15 @@
 namespace zinfer::grammar {
 
 struct StackNode {
-  uint32_t pos;     // index into Grammar::elements
-  uint32_t parent;  // node id; 0 is the bottom
+  uint32_t pos;        // index into Grammar::elements
+  uint32_t parent;     // node id; 0 is the bottom
+  uint32_t count = 0;  // at a kRepeat element: the repetitions done
 };
 
 class StackArena {
  public:
   StackArena();
-  uint32_t intern(uint32_t pos, uint32_t parent);
+  uint32_t intern(uint32_t pos, uint32_t parent, uint32_t count = 0);
   const StackNode& operator[](uint32_t id) const { return nodes_[id]; }
   size_t size() const { return nodes_.size(); }
   // Forgets the nodes made after size() was `mark` (scratch work such as a mask's token checks),
@@ -40,6 +42,12 @@ class StackArena {
 };
 
 using StackSet = std::vector<uint32_t>;  // sorted, unique node ids
+
+// Counts of a kRepeat frame that stand for "far from the bounds" in CompiledGrammar's token
+// tables: below the minimum with many repetitions to go, or past it with many left to the maximum.
+// A token shorter than the distance cannot tell them from the real count.
+inline constexpr uint32_t kFarBelowMin = 0xFFFFFFF0u;
+inline constexpr uint32_t kFarAboveMin = 0xFFFFFFF1u;
 
 class Pushdown {
  public:

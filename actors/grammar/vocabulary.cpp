@@ -18,7 +18,10 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<char> e
     if (id < 0 || id >= mask_size_)
       throw GrammarError("stop_ids", "stop token id " + std::to_string(id) + " is outside the vocabulary");
   for (int32_t id = 0; id < static_cast<int32_t>(bytes_.size()); ++id)
-    if (usable(id)) sorted_.push_back(id);
+    if (usable(id)) {
+      sorted_.push_back(id);
+      max_token_bytes_ = std::max(max_token_bytes_, bytes_[static_cast<size_t>(id)].size());
+    }
   std::sort(sorted_.begin(), sorted_.end(), [&](int32_t a, int32_t b) {
     const int c = bytes_[static_cast<size_t>(a)].compare(bytes_[static_cast<size_t>(b)]);
     return c < 0 || (c == 0 && a < b);

@@ -48,6 +48,7 @@ class Vocabulary {
   const std::vector<int32_t>& stop_ids() const { return stop_ids_; }
   const std::vector<int32_t>& sorted() const { return sorted_; }  // usable ids by their bytes
   const std::vector<TrieNode>& trie() const { return trie_; }     // node 0 is the root
+  size_t max_token_bytes() const { return max_token_bytes_; }     // of the usable tokens
 
  private:
   void build_trie();
@@ -58,6 +59,7 @@ class Vocabulary {
   int32_t mask_size_;
   std::vector<int32_t> sorted_;
   std::vector<TrieNode> trie_;
+  size_t max_token_bytes_ = 0;
 };
 
 }  // namespace zinfer::grammar

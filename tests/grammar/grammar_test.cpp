@@ -25,6 +25,25 @@ TEST(GrammarBuilder, RepetitionCountsAreExact) {
   EXPECT_FALSE(full_match(g, "aba"));
 }
 
+// Long repetitions are counted in the stack frame, not unrolled: every count is still exact.
+TEST(GrammarBuilder, CountedRepetitionIsExact) {
+  GrammarBuilder b;
+  const uint32_t root = b.add("root", Expr::seq({Expr::repeat(Expr::alt({Expr::literal("ab"), Expr::byte('c')}), 5, 40),
+                                                 Expr::repeat(Expr::byte('x'), 7, kUnbounded)}));
+  const Grammar lowered = std::move(b).build(root);
+  EXPECT_NE(to_string(lowered).find("{5,40}"), std::string::npos) << to_string(lowered);
+  EXPECT_NE(to_string(lowered).find("{7,7}"), std::string::npos) << to_string(lowered);
+  auto g = compiled(lowered);
+  for (int items = 0; items <= 45; ++items) {
+    for (int xs : {6, 7, 30}) {
+      std::string s;
+      for (int i = 0; i < items; ++i) s += (i % 3 == 0) ? "ab" : "c";
+      s += std::string(static_cast<size_t>(xs), 'x');
+      EXPECT_EQ(full_match(g, s), items >= 5 && items <= 40 && xs >= 7) << items << " items, " << xs << " x";
+    }
+  }
+}
+
 TEST(GrammarBuilder, StarPlusOptional) {
   GrammarBuilder b;
   const uint32_t root = b.add("root", Expr::seq({Expr::star(Expr::byte('a')), Expr::plus(Expr::byte('b')),

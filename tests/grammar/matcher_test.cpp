@@ -156,6 +156,29 @@ TEST(Matcher, CachedMasksMatchFreshOnes) {
   EXPECT_EQ(first, brute_force_mask(c));
 }
 
+TEST(Matcher, LongBoundedStringsShareTables) {
+  auto vocab = testing::vocabulary("llama3");
+  ASSERT_TRUE(vocab);
+  auto g = std::make_shared<const CompiledGrammar>(
+      json_schema_grammar_from_text(R"({"type":"string","minLength":40,"maxLength":1000})"), vocab, 0);
+  Matcher m(g);
+  ASSERT_TRUE(m.accept_bytes("\""));
+  std::mt19937 rng(3);
+  size_t chars = 0;
+  for (int step = 0; step < 400; ++step) {
+    if (step < 12 || step % 50 == 0 || (chars > 30 && chars < 45) || chars > 985)
+      ASSERT_EQ(mask_of(m), brute_force_mask(m)) << chars << " characters";
+    const std::string piece = chars >= 1000 ? "\"" : std::string(1 + rng() % std::min<size_t>(6, 1000 - chars), 'a' + rng() % 26);
+    ASSERT_TRUE(m.accept_bytes(piece)) << chars;
+    if (piece == "\"") break;
+    chars += piece.size();
+  }
+  EXPECT_TRUE(m.is_accepting());
+  // Tables per count near the bounds (one per stack top a string character can start with), and
+  // the far counts share theirs: the number does not grow with maxLength (unrolled: ~7000).
+  EXPECT_LT(g->contexts(), 8 * (2 * CompiledGrammar::kExactCounts + 4));
+}
+
 TEST(Matcher, DeepStatesWithoutTheMaskCacheEqualBruteForce) {
   // Stacks deeper than the tables' context: the uncertain tokens decide at the real stack.
   auto vocab = testing::vocabulary("qwen3");

@@ -20,9 +20,11 @@ const std::vector<std::string> kPatterns = {
     "a", "abc", "a|b|cd", "(ab)*c", "a?b+c*", "[a-c]{2,3}", "[^ab]x", "\\d{1,3}", "\\w+@\\w+",
     "(a|ab)(c|bcd)(d*)", "x{3}", "x{2,}", "[a-]z", "(?:ab|a)b?", "\\.\\*", "[\\d.]+", "\\s?a",
     "a{0,2}b{1}", "((a|b)c)+", "[^\\n]*", "\\x41\\u0042", ".{2}", "[^\\d\\s]b",
-    "x*?y", "(a|)b", "\\D\\W", "z|", "(((a)))", "[.][*]", "a.c", "\\-\\]",
+    "x*?y", "(a|)b", "\\D\\W", "z|", "(((a)))", "[.][*]", "a.c", "\\-\\]", "a{5,12}", "(ab|c){3,9}d",
+    "[0-9]{6}", "(a|bc){2,}x{5,}", "[ab]{0,9}c?",
 };
 const std::string kAlphabet = "abcdxyz .*-@01597\n_AB]";
+const std::string kFewLetters = "aabcx0";
 
 TEST(Regex, AgreesWithStdRegexOnRandomStrings) {
   std::mt19937 rng(7);
@@ -33,8 +35,11 @@ TEST(Regex, AgreesWithStdRegexOnRandomStrings) {
     int matches = 0;
     for (int i = 0; i < 3000; ++i) {
       std::string s;
-      const size_t len = std::uniform_int_distribution<size_t>(0, 7)(rng);
-      for (size_t k = 0; k < len; ++k) s += kAlphabet[std::uniform_int_distribution<size_t>(0, kAlphabet.size() - 1)(rng)];
+      // Short strings over the whole alphabet, longer ones over a few letters (long counts).
+      const bool long_one = i % 2 == 1;
+      const std::string& letters = long_one ? kFewLetters : kAlphabet;
+      const size_t len = std::uniform_int_distribution<size_t>(0, long_one ? 16 : 7)(rng);
+      for (size_t k = 0; k < len; ++k) s += letters[std::uniform_int_distribution<size_t>(0, letters.size() - 1)(rng)];
       const bool expected = std::regex_match(s, reference);
       matches += expected;
       ASSERT_EQ(full_match(g, s), expected) << "string \"" << s << "\"";

@@ -4,10 +4,12 @@
 // (per-position token tables built on first use), warm tables with the state mask cache, and
 // warm tables without it.
 //
-//   zinfer-grammar-bench --tokenizer tests/data/tokenizers/llama3 --steps 2000
+//   zinfer-grammar-bench --tokenizer tests/data/tokenizers/llama3 --steps 2000 [--schema FILE]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <random>
 
 #include <CLI/CLI.hpp>
@@ -119,7 +121,9 @@ int main(int argc, char** argv) {
   CLI::App app{"grammar engine: compile and per-step mask time on a real vocabulary"};
   std::string tokenizer_path = "tests/data/tokenizers/llama3";
   size_t steps = 2000;
+  std::string schema_file;
   app.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its folder");
+  app.add_option("--schema", schema_file, "a JSON Schema file to time as well");
   app.add_option("--steps", steps, "mask computations per condition");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -132,10 +136,20 @@ int main(int argc, char** argv) {
   std::printf("vocabulary %s: %d ids, %zu usable by grammars, mask %zu words\n", tokenizer_path.c_str(),
               vocab->mask_size(), vocab->sorted().size(), vocab->mask_words());
 
-  const std::vector<std::pair<std::string, GrammarSource>> grammars = {
+  std::vector<std::pair<std::string, GrammarSource>> grammars = {
       {"json_object", GrammarSource{GrammarSource::Kind::kJsonObject, "", {}}},
       {"schema, 30 properties", GrammarSource{GrammarSource::Kind::kJsonSchema, schema30(), {}}},
   };
+  if (!schema_file.empty()) {
+    std::ifstream in(schema_file);
+    if (!in) {
+      std::fprintf(stderr, "cannot read %s\n", schema_file.c_str());
+      return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    grammars.push_back({schema_file, GrammarSource{GrammarSource::Kind::kJsonSchema, text.str(), {}}});
+  }
   for (const auto& [name, source] : grammars) {
     std::printf("%s\n", name.c_str());
     std::vector<double> compile_us;
