@@ -2,6 +2,7 @@
 // tensor-parallel over several (each figure's floor is then one GPU's share), through Backend::step (so
 // sampling and the per-step host synchronisation are included):
 //   decode latency at batch 1, contexts 128/512/1024, against (weight bytes + KV bytes) / copy rate;
+//   the decode step of 64 sequences with every penalty, min_p and a logit bias on, against none;
 //   prefill of one 4,096-token prompt against 2 * params * tokens / GEMM rate;
 //   offline throughput: N prompts x 512 in / 128 out (temperature 1, no EOS), a simple continuous
 //   batching loop over the backend (max 256 sequences, 8,192 tokens per step, chunked prefill).
@@ -58,6 +59,53 @@ std::vector<int32_t> block_range(int first, int count) {
   std::vector<int32_t> b(count);
   for (int i = 0; i < count; ++i) b[i] = first + i;
   return b;
+}
+
+// Median decode step of 64 sequences at context 512 (temperature 1), each sampling under `rules`
+// (null: none): the cost of the sampling rules' kernel and device-side token counts.
+double decode_b64_ms(Backend& backend, int vocab, std::mt19937& rng, uint64_t& next_id,
+                     const std::shared_ptr<const SamplingRules>& rules) {
+  const int B = 64, ctx = 512, steps = 32, per_seq = (ctx + steps + 15) / 16 + 1;
+  std::vector<SequenceInput> seqs(B);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < B; ++i) {
+    seqs[i].seq_id = next_id++;
+    ids.push_back(seqs[i].seq_id);
+    seqs[i].block_table = block_range(i * per_seq, per_seq);
+    seqs[i].sample = true;
+    seqs[i].sampling.temperature = 1.0f;
+    seqs[i].sampling.rules = rules;
+  }
+  for (int i0 = 0; i0 < B; i0 += 8) {  // prefill, 8 prompts (4,096 tokens) a step
+    BatchInput b;
+    for (int i = i0; i < i0 + 8; ++i) {
+      SequenceInput s = seqs[i];
+      s.token_ids = random_tokens(ctx, rng, vocab);
+      s.num_tokens = ctx;
+      b.seqs.push_back(std::move(s));
+    }
+    backend.step(b);
+  }
+  std::vector<double> times;
+  for (int k = 0; k < steps; ++k) {
+    BatchInput b;
+    for (const SequenceInput& s : seqs) {
+      SequenceInput d = s;
+      d.use_last_sampled = true;
+      d.num_tokens = 1;
+      d.start_pos = ctx + k;
+      d.sampling.sample_index = k + 1;
+      b.seqs.push_back(std::move(d));
+    }
+    const double t0 = now_ms();
+    backend.step(b);
+    times.push_back(now_ms() - t0);
+  }
+  BatchInput done;
+  done.finished = ids;
+  backend.step(done);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // namespace
@@ -123,6 +171,20 @@ void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg,
     const double ms = times[times.size() / 2];
     const double floor_ms = (read_bytes + kv_per_token * (ctx + steps / 2)) / (ceil.copy_gbps * 1e9) * 1e3;
     report("decode_b1_ctx" + std::to_string(ctx) + "_ms_per_token", ms, "ms", floor_ms, ms / floor_ms);
+  }
+
+  {  // 64 sequences decoding with every penalty, min_p and a logit bias on, against none
+    auto rules = std::make_shared<SamplingRules>();
+    rules->repetition_penalty = 1.1f;
+    rules->frequency_penalty = 0.3f;
+    rules->presence_penalty = 0.3f;
+    rules->min_p = 0.05f;
+    rules->logit_bias = {{7, 2.0f}, {1000, -5.0f}};
+    rules->prompt_ids = random_tokens(512, rng, c.vocab_size);
+    const double plain = decode_b64_ms(*backend, c.vocab_size, rng, next_id, nullptr);
+    const double with_rules = decode_b64_ms(*backend, c.vocab_size, rng, next_id, rules);
+    report("decode_b64_ctx512_ms_per_step", plain, "ms", 0, 0);
+    report("decode_b64_ctx512_all_penalties_ms_per_step", with_rules, "ms", plain, with_rules / plain);
   }
 
   {  // prefill of one 4096-token prompt
