@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "gateway/api_keys.h"
 #include "gateway/engine_client.h"
 #include "gateway/in_flight.h"
 #include "gateway/metrics.h"
@@ -17,13 +18,15 @@ namespace zinfer::gateway {
 
 struct HttpContext {
   HttpContext(EngineClient& e, HttpOptions o, std::shared_ptr<Metrics> m, std::shared_ptr<RequestIds> i)
-      : engine(e), options(std::move(o)), metrics(std::move(m)), ids(std::move(i)), limiter(options.max_in_flight) {}
+      : engine(e), options(std::move(o)), metrics(std::move(m)), ids(std::move(i)), limiter(options.max_in_flight),
+        api_keys(options.api_keys) {}
 
   EngineClient& engine;
   HttpOptions options;
   std::shared_ptr<Metrics> metrics;
   std::shared_ptr<RequestIds> ids;
   InFlightLimiter limiter;
+  ApiKeys api_keys;
   // Owned by the server and by every engine sink, so that a late event always has somewhere to be
   // posted. Weak here: the io_context holds the sessions' handlers, which hold this context.
   std::weak_ptr<boost::asio::io_context> io;

@@ -114,6 +114,10 @@ void HttpSession::handle(Request req) {
   std::string target(req.target());
   if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
   const auto method = req.method();
+  const auto authorization = req[http::field::authorization];
+  if (!ctx_->api_keys.admits_http(target, std::string_view(authorization.data(), authorization.size()))) {
+    return send_error(unauthorized_error());
+  }
 
   auto only = [&](http::verb allowed) {
     if (method == allowed) return true;
@@ -233,6 +237,7 @@ void HttpSession::send_response(int status, std::string content_type, std::strin
   res.set(http::field::server, "zinfer");
   res.set(http::field::content_type, content_type);
   if (status == 405) res.set(http::field::allow, "GET, POST");
+  if (status == 401) res.set(http::field::www_authenticate, "Bearer");
   if (close_after) close_after_response_ = true;
   res.keep_alive(keep_alive_ && !close_after_response_);
   res.body() = std::move(body);

@@ -57,7 +57,8 @@ ZmqEndpoint::ZmqEndpoint(EngineClient& engine, ZmqEndpointOptions options, std::
       own_context_(context ? nullptr : std::make_unique<zmq::context_t>(1)),
       context_(context ? context : own_context_.get()),
       inbox_(std::make_shared<Inbox>()),
-      limiter_(options_.max_in_flight) {}
+      limiter_(options_.max_in_flight),
+      api_keys_(options_.api_keys) {}
 
 ZmqEndpoint::~ZmqEndpoint() { stop(); }
 
@@ -167,6 +168,14 @@ void ZmqEndpoint::on_frame(const std::string& identity, const std::string& paylo
 
 void ZmqEndpoint::on_generate(const std::string& identity, protocol::GenerateRequest request) {
   const uint64_t client_id = request.request_id;
+  // The key first, so that a client without one learns nothing else about the endpoint; it goes
+  // no further than here.
+  if (!api_keys_.accepts(request.api_key)) {
+    metrics_->observe_failure(401);
+    return send_error(identity, client_id, 401, "unauthorized",
+                      "a valid API key is required in the GenerateRequest's api_key field");
+  }
+  request.api_key.clear();
   if (client_id == 0) {
     return send_error(identity, 0, 400, "invalid_request", "request_id must be non-zero");
   }

@@ -14,6 +14,7 @@
 
 #include <zmq.hpp>
 
+#include "gateway/api_keys.h"
 #include "gateway/engine_client.h"
 #include "gateway/in_flight.h"
 #include "gateway/metrics.h"
@@ -72,6 +73,7 @@ class ZmqEndpoint {
   std::unique_ptr<zmq::socket_t> router_;
   std::shared_ptr<Inbox> inbox_;
   InFlightLimiter limiter_;
+  ApiKeys api_keys_;
   std::thread thread_;
   std::string endpoint_;
 

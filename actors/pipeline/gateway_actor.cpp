@@ -3,6 +3,7 @@
 #include "actors/executor/executor_actor.h"
 #include "actors/pipeline/zmq_engine_client.h"
 #include "gpu/model_config.h"
+#include "gateway/api_keys.h"
 #include "gateway/gateway.h"
 #include "runtime/context.h"
 #include "runtime/logging.h"
@@ -20,6 +21,8 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
         config, effective_max_model_len(config.backend, gpu::load_model_config(config.backend.model_dir)));
     gateway::Gateway gw(engine, options, &runtime::zmq_context());
     gw.start();
+    for (const auto& warning : gateway::exposure_warnings(options)) log->warn("{}", warning);
+    if (!options.http.api_keys.empty()) log->info("clients must present one of {} API keys", options.http.api_keys.size());
     log->info("serving model '{}' on http://{}:{}{}", options.http.served_model_name, options.http.host,
               gw.http() ? gw.http()->port() : 0,
               options.enable_zmq ? " and " + options.zmq.bind : std::string());

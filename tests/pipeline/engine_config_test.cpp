@@ -52,7 +52,7 @@ Value other_legal_value(const settings::Setting<S>& s, const Value& current) {
     case settings::Type::kStringList: {
       auto l = std::get<std::vector<std::string>>(current);
       if (!l.empty()) l.pop_back();
-      candidates = {l};
+      candidates = {l, std::vector<std::string>{"entry-x"}};  // the second for an empty default
       break;
     }
   }
