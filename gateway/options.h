@@ -30,14 +30,17 @@ struct HttpOptions {
   std::vector<std::string> api_keys;
 };
 
-// Its served_model_name, max_in_flight and api_keys are the HTTP server's (one [server] setting
-// each), given by whoever starts the gateway.
+// Its served_model_name, max_in_flight, api_keys and max_message_bytes (max_body_bytes) are the
+// HTTP server's (one [server] setting each), given by whoever starts the gateway.
 struct ZmqEndpointOptions {
   std::string bind = "tcp://127.0.0.1:5555";  // [server] zmq_endpoint; "tcp://127.0.0.1:*" picks a free port
   std::string served_model_name;               // a request naming another model gets 404
   int max_model_len = 0;                       // 0 = unknown (the engine checks it)
   int max_in_flight = 4096;          // per endpoint; more get ErrorReply 429
   int send_high_water_mark = 100000; // frames queued towards slow clients
+  // A frame larger than this closes the sender's connection unread (ZMQ_MAXMSGSIZE), so that no
+  // client can make the gateway buffer more than HTTP's body cap (max_body_bytes) per message.
+  int64_t max_message_bytes = 8 << 20;
   std::vector<std::string> api_keys;  // when not empty, a GenerateRequest needs one in its api_key
 };
 

@@ -4,6 +4,7 @@
 // forwards to the engine and streams TextDelta / ErrorReply back under the client's id.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,7 +59,13 @@ class ZmqEndpoint {
   void on_abort(const std::string& identity, const protocol::Abort& abort);
   void on_engine_event(uint64_t id, EngineEvent event);
   void drain_inbox();
+  // Sends, or queues behind what already waits for this client; a client whose send queue is
+  // full has its requests failed (fail_slow_client), one that is gone has them aborted.
   void send(const std::string& identity, const std::string& bytes);
+  enum class SendResult { kSent, kFull, kGone };
+  SendResult try_send(const std::string& identity, const std::string& bytes);
+  void fail_slow_client(const std::string& identity);
+  void flush_backlogs();
   void send_error(const std::string& identity, uint64_t request_id, int code, const std::string& kind,
                   const std::string& message);
   void drop_client(const std::string& identity);
@@ -80,6 +87,9 @@ class ZmqEndpoint {
   // Owned by the serving thread.
   std::unordered_map<uint64_t, Route> routes_;
   std::map<std::pair<std::string, uint64_t>, uint64_t> by_client_;
+  // Frames for clients whose send queue was full, oldest first, retried until they go out. While a
+  // client has some, its new requests are refused (it is not reading what it has).
+  std::unordered_map<std::string, std::deque<std::string>> backlog_;
 };
 
 }  // namespace zinfer::gateway
