@@ -55,6 +55,8 @@ const settings::Settings<GatewayOptions>& server_settings() {
         k.check = api_keys_rule;
         return k;
       }(),
+      settings::integer<O>("server", "shutdown_grace_s", &O::shutdown_grace_s, 0, 3600,
+                           "on SIGTERM: seconds requests in flight may take to finish before they end with an error"),
   };
   return s;
 }

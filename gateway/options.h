@@ -49,10 +49,13 @@ struct GatewayOptions {
   bool enable_http = true;
   ZmqEndpointOptions zmq;
   bool enable_zmq = true;            // [server] zmq_endpoint = "" turns it off
+  // [server] on SIGTERM, requests in flight get this long to finish before they are ended with an
+  // error (new ones get 503 meanwhile); 0 ends them at once.
+  int shutdown_grace_s = 30;
 };
 
 // [server]: host, port, zmq_endpoint, served_model_name, io_threads, max_inflight, max_body_bytes,
-// api_keys.
+// api_keys, shutdown_grace_s.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

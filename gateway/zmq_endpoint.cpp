@@ -124,13 +124,26 @@ void ZmqEndpoint::run() {
       on_frame(identity, parts[1].to_string());
     }
   }
-  // Shutting down: nothing more reaches the clients, and the engine forgets their requests.
+  // Shutting down: no more events reach the clients, the engine forgets their requests, and each
+  // client hears that its requests ended (an ErrorReply each, after what was already queued).
   {
     std::lock_guard lock(inbox_->mu);
     inbox_->closed = true;
     inbox_->events.clear();
   }
-  for (auto& [id, route] : routes_) engine_.abort(id);
+  flush_backlogs();
+  for (auto& [id, route] : routes_) {
+    engine_.abort(id);
+    route.timer.fail(503);
+    protocol::ErrorReply reply;
+    reply.request_id = route.client_id;
+    reply.code = 503;
+    reply.kind = "shutdown";
+    reply.message = "the server is stopping";
+    (void)try_send(route.identity, protocol::encode(reply));
+  }
+  // Linger a moment so that those replies leave the socket before it closes.
+  if (!routes_.empty()) router_->set(zmq::sockopt::linger, 1000);
   routes_.clear();
   by_client_.clear();
   backlog_.clear();
@@ -196,6 +209,10 @@ void ZmqEndpoint::on_generate(const std::string& identity, protocol::GenerateReq
   } catch (const ApiError& e) {
     metrics_->observe_failure(e.status());
     return send_error(identity, client_id, e.status(), "invalid_request", e.what());
+  }
+  if (draining_) {
+    metrics_->observe_failure(503);
+    return send_error(identity, client_id, 503, "unavailable", "the server is shutting down; retry elsewhere");
   }
   if (backlog_.count(identity)) {
     metrics_->observe_failure(429);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,7 +36,13 @@ class ZmqEndpoint {
 
   // Binds (throws std::runtime_error naming the address) and starts the serving thread.
   void start();
-  // Aborts the requests in flight and joins the thread. Idempotent.
+  // Graceful shutdown's first step: new GenerateRequests get ErrorReply 503 ("unavailable");
+  // requests in flight go on.
+  void begin_drain() { draining_ = true; }
+  // Requests accepted and not finished.
+  int64_t in_flight() const { return limiter_.in_flight(); }
+  // Ends the requests in flight, each with ErrorReply 503 ("shutdown") to its client and an abort
+  // to the engine, and joins the thread. Idempotent.
   void stop();
 
   // The bound address, with the port resolved when bind used "*".
@@ -81,6 +88,7 @@ class ZmqEndpoint {
   std::shared_ptr<Inbox> inbox_;
   InFlightLimiter limiter_;
   ApiKeys api_keys_;
+  std::atomic<bool> draining_{false};
   std::thread thread_;
   std::string endpoint_;
 

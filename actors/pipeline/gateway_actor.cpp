@@ -30,8 +30,16 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
     runtime::Loop loop(&pipe);
     loop.on(engine.events_socket(), [&](zmq::socket_t&) { engine.dispatch(); });
     pipe.signal_ready();
-    loop.run();
-    gw.stop();
+    loop.run();  // until $TERM (SIGTERM or SIGINT to the process)
+    // A graceful shutdown: the other actors still run (the gateway is stopped first), so requests
+    // in flight can finish while new ones are refused; this thread keeps reading their events.
+    log->info("shutting down: {} s for the requests in flight to finish", options.shutdown_grace_s);
+    const auto summary = gw.drain([&](std::chrono::milliseconds timeout) {
+      zmq::pollitem_t item{engine.events_socket().handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, timeout) > 0) engine.dispatch();
+    });
+    log->info("stopped after {} ms: {} requests were in flight, {} finished, {} ended with an error", summary.took.count(),
+              summary.in_flight, summary.in_flight - summary.ended, summary.ended);
   };
 }
 
