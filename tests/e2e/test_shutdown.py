@@ -6,6 +6,7 @@
 # Invariant 35 (docs/architecture.md): shutdown drains, and ends nothing in silence.
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -75,8 +76,13 @@ def body(args):
         check(took <= GRACE_S + 5, f"the server took {took:.1f} s to exit (grace {GRACE_S} s)")
         with open(server.log_path, "rb") as f:
             text = f.read().decode("utf-8", "replace")
-        check("3 requests were in flight, 1 finished, 2 ended with an error" in text,
-              f"no summary line in the log: ...{text[-1500:]}")
+        # The first request after SIGTERM may have come in before the gateway heard $TERM: it is
+        # counted in flight and finished (max_tokens 1).
+        summary = re.search(r"(\d+) requests were in flight, (\d+) finished, (\d+) ended with an error", text)
+        check(summary, f"no summary line in the log: ...{text[-1500:]}")
+        in_flight, finished, ended = map(int, summary.groups())
+        check_equal(ended, 2, "requests ended with an error (the summary line)")
+        check(in_flight in (3, 4) and finished == in_flight - 2, f"the summary line: {summary.group(0)}")
         log(f"exited 0 after {took:.1f} s")
 
 
