@@ -53,7 +53,7 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
     to_scheduler.connect(endpoints.scheduler);
 
     std::unordered_map<uint64_t, RequestState> requests;
-    // Its peers may stop before it does (the gateway first, I35): a send must not outlast $TERM.
+    // Its peers may stop before it does (the gateway first, I36): a send must not outlast $TERM.
     auto should_stop = [&pipe] { return pipe.term_requested(); };
 
     auto sample_state = [&](RequestState& r, int32_t index) -> SampleState& {

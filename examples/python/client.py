@@ -75,7 +75,7 @@ def main():
         },
     }
     if args.api_key:
-        request["api_key"] = args.api_key  # protocol 1.4 (docs/protocol.md, Access)
+        request["api_key"] = args.api_key  # protocol 1.5 (docs/protocol.md, Access)
     sock.send(encode(GENERATE_REQUEST, request))
 
     token_ids = []

@@ -3,7 +3,7 @@
 [server] shutdown_grace_s with an SSE error event and [DONE] (a ZeroMQ one with an ErrorReply 503
 "shutdown"), and exits 0 within the grace period plus 5 s, with a summary line."""
 
-# Invariant 35 (docs/architecture.md): shutdown drains, and ends nothing in silence.
+# Invariant 36 (docs/architecture.md): shutdown drains, and ends nothing in silence.
 
 import os
 import re

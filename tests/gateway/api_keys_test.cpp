@@ -138,7 +138,7 @@ HttpReply request_with(uint16_t port, http::verb method, const std::string& targ
   return r;
 }
 
-// Invariant 34 (docs/architecture.md): access needs a key, but for the operator's paths.
+// Invariant 35 (docs/architecture.md): access needs a key, but for the operator's paths.
 class HttpApiKeyTest : public GatewayServerTest {
  protected:
   void SetUp() override {

@@ -89,7 +89,7 @@ TEST_F(ClientsTest, ErrorReplyGivesExitStatusOne) {
   }
 }
 
-// Invariant 34 (docs/architecture.md): with keys configured, the reference clients pass theirs,
+// Invariant 35 (docs/architecture.md): with keys configured, the reference clients pass theirs,
 // from --api-key or the environment's ZINFER_API_KEY, and fail (status 1) without one.
 TEST_F(ClientsTest, ApiKeyFromTheFlagOrTheEnvironment) {
   endpoint_.reset();

@@ -37,7 +37,7 @@ std::string zmq_outcome(ZmqClient& c, uint64_t id) {
   }
 }
 
-// Invariant 35 (docs/architecture.md): shutdown drains, and ends nothing in silence.
+// Invariant 36 (docs/architecture.md): shutdown drains, and ends nothing in silence.
 TEST(Drain, InFlightRequestsFinishWithinTheGraceAndTheRestEndWithAnError) {
   FakeEngine engine(std::chrono::milliseconds(20));  // a token every 20 ms
   GatewayOptions o;

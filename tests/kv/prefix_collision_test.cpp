@@ -62,7 +62,7 @@ TEST(PrefixCollision, ThePairCollidedUnderTheOldKeyAndDoesNotUnderTheNewOne) {
   EXPECT_NE(chain_block_hash(root_block_hash(), a), chain_block_hash(root_block_hash(), b));
 }
 
-// Invariant 33 (docs/architecture.md): a prefix-cache hit is the same prefix.
+// Invariant 34 (docs/architecture.md): a prefix-cache hit is the same prefix.
 // The attack: block C is cached after A while A itself has been evicted; a request [B, C] whose
 // B collides with A would then hit B's own block and then C's, whose KV was computed after A.
 TEST(PrefixCollision, ABlockComputedAfterAnotherPrefixIsNeverHit) {
