@@ -2,12 +2,14 @@
 // sinks may outlive HttpServer::stop() by a moment, and must still find it.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 #include <boost/asio/io_context.hpp>
 
+#include "gateway/api_keys.h"
 #include "gateway/engine_client.h"
 #include "gateway/in_flight.h"
 #include "gateway/metrics.h"
@@ -17,24 +19,33 @@ namespace zinfer::gateway {
 
 struct HttpContext {
   HttpContext(EngineClient& e, HttpOptions o, std::shared_ptr<Metrics> m, std::shared_ptr<RequestIds> i)
-      : engine(e), options(std::move(o)), metrics(std::move(m)), ids(std::move(i)), limiter(options.max_in_flight) {}
+      : engine(e), options(std::move(o)), metrics(std::move(m)), ids(std::move(i)), limiter(options.max_in_flight),
+        api_keys(options.api_keys) {}
 
   EngineClient& engine;
   HttpOptions options;
   std::shared_ptr<Metrics> metrics;
   std::shared_ptr<RequestIds> ids;
   InFlightLimiter limiter;
+  ApiKeys api_keys;
   // Owned by the server and by every engine sink, so that a late event always has somewhere to be
   // posted. Weak here: the io_context holds the sessions' handlers, which hold this context.
   std::weak_ptr<boost::asio::io_context> io;
 
-  // Ids of requests submitted and not finished, so that stopping the server aborts them.
+  // Requests submitted and not finished, with their sinks, so that stopping the server can end
+  // each with an error (an event posted to its connection like the engine's own) and abort it.
   std::mutex active_mu;
-  std::unordered_set<uint64_t> active;
+  std::unordered_map<uint64_t, DeltaSink> active;
 
-  void add_active(uint64_t id) {
+  // Set when the server drains (graceful shutdown): new generations get 503, /health 503.
+  std::atomic<bool> draining{false};
+  // Connections with response bytes not yet written, so that stopping can wait for the errors
+  // it sent to go out.
+  std::atomic<int> connections_writing{0};
+
+  void add_active(uint64_t id, DeltaSink sink) {
     std::lock_guard lock(active_mu);
-    active.insert(id);
+    active.emplace(id, std::move(sink));
   }
   void remove_active(uint64_t id) {
     std::lock_guard lock(active_mu);

@@ -1,7 +1,9 @@
 #include "gateway/http_server.h"
 
 #include <stdexcept>
+#include <utility>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 
 #include "gateway/http_session.h"
@@ -58,19 +60,52 @@ void HttpServer::accept() {
   });
 }
 
+size_t HttpServer::in_flight() {
+  std::lock_guard lock(ctx_->active_mu);
+  return ctx_->active.size();
+}
+
+size_t HttpServer::fail_in_flight(const std::string& message, std::chrono::milliseconds flush) {
+  std::unordered_map<uint64_t, DeltaSink> active;
+  {
+    std::lock_guard lock(ctx_->active_mu);
+    active = ctx_->active;  // each leaves `active` when its connection has queued the error
+  }
+  for (auto& [id, sink] : active) {
+    ctx_->engine.abort(id);
+    protocol::ErrorReply reply;
+    reply.request_id = id;
+    reply.code = 503;
+    reply.kind = "shutdown";
+    reply.message = message;
+    sink(std::move(reply));  // handled on the connection's strand, as the engine's events are
+  }
+  // Waits until each connection has taken its error and written what it had to write.
+  const auto deadline = std::chrono::steady_clock::now() + flush;
+  while (std::chrono::steady_clock::now() < deadline && (in_flight() > 0 || ctx_->connections_writing > 0)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return active.size();
+}
+
 void HttpServer::stop() {
   if (!running_) return;
   running_ = false;
+  ctx_->draining = true;
+  // On the acceptor's strand: an accept may be pending there.
+  asio::post(acceptor_->get_executor(), [this] {
+    boost::system::error_code ignored;
+    acceptor_->close(ignored);
+  });
+  fail_in_flight("the server is stopping", std::chrono::seconds(2));
   {
     std::lock_guard lock(ctx_->active_mu);
-    for (uint64_t id : ctx_->active) ctx_->engine.abort(id);
+    for (auto& [id, sink] : ctx_->active) ctx_->engine.abort(id);  // connections that did not answer in time
     ctx_->active.clear();
   }
   io_->stop();
   for (auto& t : threads_) t.join();
   threads_.clear();
-  boost::system::error_code ignored;
-  acceptor_->close(ignored);
   acceptor_.reset();
   // Destroying the io_context destroys the sessions' pending handlers and so closes their
   // sockets; sinks the engine still holds keep it until they go.

@@ -2,6 +2,7 @@
 // serve every connection (HttpSession), whatever their number.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -25,7 +26,17 @@ class HttpServer {
 
   // Binds and starts the I/O threads; throws std::runtime_error naming the address on failure.
   void start();
-  // Stops accepting, aborts the requests in flight, joins the I/O threads. Idempotent.
+  // Graceful shutdown's first step: new generation requests get 503 and /health 503 (a load
+  // balancer moves away); requests in flight go on.
+  void begin_drain() { ctx_->draining = true; }
+  // Generation requests submitted and not finished.
+  size_t in_flight();
+  // Ends every request in flight as a failed one: a stream gets an SSE error event and [DONE], a
+  // waiting client a 503 in OpenAI's error shape (`message` says why); each is aborted in the
+  // engine. Waits up to `flush` for those answers to be written. Returns how many it ended.
+  size_t fail_in_flight(const std::string& message, std::chrono::milliseconds flush);
+  // Stops accepting, ends the requests in flight (fail_in_flight, "the server is stopping"),
+  // joins the I/O threads. Idempotent.
   void stop();
 
   uint16_t port() const { return port_; }

@@ -114,6 +114,10 @@ void HttpSession::handle(Request req) {
   std::string target(req.target());
   if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
   const auto method = req.method();
+  const auto authorization = req[http::field::authorization];
+  if (!ctx_->api_keys.admits_http(target, std::string_view(authorization.data(), authorization.size()))) {
+    return send_error(unauthorized_error());
+  }
 
   auto only = [&](http::verb allowed) {
     if (method == allowed) return true;
@@ -128,7 +132,7 @@ void HttpSession::handle(Request req) {
   }
   if (target == "/health") {
     if (!only(http::verb::get)) return;
-    bool ok = ctx_->engine.healthy();
+    bool ok = ctx_->engine.healthy() && !ctx_->draining;
     return send_response(ok ? 200 : 503, "application/json", json{{"status", ok ? "ok" : "unavailable"}}.dump());
   }
   if (target == "/v1/models") {
@@ -153,6 +157,10 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
     ctx_->metrics->observe_failure(e.status());
     return send_error(e);
   }
+  if (ctx_->draining) {
+    ctx_->metrics->observe_failure(503);
+    return send_error(ApiError(503, "the server is shutting down; retry elsewhere"));
+  }
   auto token = ctx_->limiter.try_acquire();
   if (!token) {
     ctx_->metrics->observe_failure(429);
@@ -163,7 +171,6 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
   parsed.request.request_id = id;
   parsed.request.arrival_ns = steady_now_ns();
   generation_ = std::make_unique<Generation>(std::move(parsed), id, *ctx_->metrics, std::move(*token));
-  ctx_->add_active(id);
   read_next();  // notices a disconnect while the request runs
 
   // The sink runs on an engine thread: it only posts the event to this connection's strand. It
@@ -181,6 +188,7 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
       session->on_engine_event(id, std::move(event));
     });
   };
+  ctx_->add_active(id, sink);
   try {
     ctx_->engine.submit(generation_->request(), std::move(sink));
   } catch (const std::exception& e) {
@@ -198,10 +206,16 @@ void HttpSession::on_engine_event(uint64_t id, EngineEvent event) {
 
 void HttpSession::apply(Generation::Reaction r) {
   using Kind = Generation::Reaction::Kind;
-  if (r.finished) {
-    ctx_->remove_active(generation_->id());
-    generation_.reset();
-  }
+  // The request leaves `active` only once its last bytes are queued (connections_writing counts
+  // them), so that a stop waiting for both never misses an answer on its way.
+  struct Finish {
+    HttpSession* s;
+    uint64_t id;
+    ~Finish() {
+      if (id != 0) s->ctx_->remove_active(id);
+    }
+  } finish{this, r.finished ? generation_->id() : 0};
+  if (r.finished) generation_.reset();
   switch (r.kind) {
     case Kind::kNone:
       break;
@@ -233,6 +247,7 @@ void HttpSession::send_response(int status, std::string content_type, std::strin
   res.set(http::field::server, "zinfer");
   res.set(http::field::content_type, content_type);
   if (status == 405) res.set(http::field::allow, "GET, POST");
+  if (status == 401) res.set(http::field::www_authenticate, "Bearer");
   if (close_after) close_after_response_ = true;
   res.keep_alive(keep_alive_ && !close_after_response_);
   res.body() = std::move(body);
@@ -264,6 +279,7 @@ void HttpSession::send_error(const ApiError& error, bool close_after) {
 
 void HttpSession::enqueue(Outgoing::Kind kind, std::string bytes) {
   if (closed_) return;
+  if (outbox_.empty()) ++ctx_->connections_writing;
   outbox_.push_back(Outgoing{kind, std::move(bytes)});
   do_write();
 }
@@ -309,6 +325,7 @@ void HttpSession::on_write(beast::error_code ec) {
   if (ec) return close();
   outbox_.pop_front();
   if (!outbox_.empty()) return do_write();
+  --ctx_->connections_writing;
   if (response_complete_) on_response_done();
 }
 
@@ -380,6 +397,7 @@ void HttpSession::close() {
   socket_.close(ignored);
   idle_timer_.cancel();
   write_timer_.cancel();
+  if (!outbox_.empty()) --ctx_->connections_writing;
   outbox_.clear();
 }
 

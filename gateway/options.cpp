@@ -1,5 +1,7 @@
 #include "gateway/options.h"
 
+#include "gateway/api_keys.h"
+
 namespace zinfer::gateway {
 
 namespace {
@@ -8,6 +10,15 @@ std::string zmq_endpoint_rule(const settings::Value& v) {
   const std::string& s = std::get<std::string>(v);
   if (s.empty() || s.rfind("tcp://", 0) == 0 || s.rfind("ipc://", 0) == 0 || s.rfind("inproc://", 0) == 0) return "";
   return "must be an inproc://, ipc:// or tcp:// endpoint, got '" + s + "'";
+}
+
+std::string api_keys_rule(const settings::Value& v) {
+  const auto& keys = std::get<std::vector<std::string>>(v);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    // The key itself stays out of the message: it is a secret, and errors reach logs.
+    if (auto problem = api_key_problem(keys[i]); !problem.empty()) return "entry " + std::to_string(i + 1) + " " + problem;
+  }
+  return "";
 }
 
 }  // namespace
@@ -37,6 +48,15 @@ const settings::Settings<GatewayOptions>& server_settings() {
                            "more requests in flight than this are answered 429"),
       settings::integer<O>("server", "max_body_bytes", [](O& o) -> auto& { return o.http.max_body_bytes; }, 1024,
                            int64_t(1) << 32, "request bodies over this are answered 413"),
+      [] {
+        auto k = settings::text_list<O>("server", "api_keys", [](O& o) -> auto& { return o.http.api_keys; }, {},
+                                        "API keys clients must present (HTTP: Authorization: Bearer; ZeroMQ: api_key); "
+                                        "[] = none required, or ZINFER_API_KEY's");
+        k.check = api_keys_rule;
+        return k;
+      }(),
+      settings::integer<O>("server", "shutdown_grace_s", &O::shutdown_grace_s, 0, 3600,
+                           "on SIGTERM: seconds requests in flight may take to finish before they end with an error"),
   };
   return s;
 }

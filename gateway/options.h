@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "settings/setting.h"
 
@@ -24,16 +25,23 @@ struct HttpOptions {
   int max_model_len = 0;             // context length; 0 = unknown (the engine checks it)
   int idle_timeout_ms = 60000;       // a connection with no complete request is closed after this
   int write_timeout_ms = 60000;      // a client that stops reading its stream is dropped after this
+  // [server] api_keys: when not empty, every path but /health, /ping and /metrics needs
+  // `Authorization: Bearer <one of them>` (gateway/api_keys.h).
+  std::vector<std::string> api_keys;
 };
 
-// Its served_model_name and max_in_flight are the HTTP server's (one [server] setting each),
-// given by whoever starts the gateway.
+// Its served_model_name, max_in_flight, api_keys and max_message_bytes (max_body_bytes) are the
+// HTTP server's (one [server] setting each), given by whoever starts the gateway.
 struct ZmqEndpointOptions {
   std::string bind = "tcp://127.0.0.1:5555";  // [server] zmq_endpoint; "tcp://127.0.0.1:*" picks a free port
   std::string served_model_name;               // a request naming another model gets 404
   int max_model_len = 0;                       // 0 = unknown (the engine checks it)
   int max_in_flight = 4096;          // per endpoint; more get ErrorReply 429
   int send_high_water_mark = 100000; // frames queued towards slow clients
+  // A frame larger than this closes the sender's connection unread (ZMQ_MAXMSGSIZE), so that no
+  // client can make the gateway buffer more than HTTP's body cap (max_body_bytes) per message.
+  int64_t max_message_bytes = 8 << 20;
+  std::vector<std::string> api_keys;  // when not empty, a GenerateRequest needs one in its api_key
 };
 
 struct GatewayOptions {
@@ -41,9 +49,13 @@ struct GatewayOptions {
   bool enable_http = true;
   ZmqEndpointOptions zmq;
   bool enable_zmq = true;            // [server] zmq_endpoint = "" turns it off
+  // [server] on SIGTERM, requests in flight get this long to finish before they are ended with an
+  // error (new ones get 503 meanwhile); 0 ends them at once.
+  int shutdown_grace_s = 30;
 };
 
-// [server]: host, port, zmq_endpoint, served_model_name, io_threads, max_inflight, max_body_bytes.
+// [server]: host, port, zmq_endpoint, served_model_name, io_threads, max_inflight, max_body_bytes,
+// api_keys, shutdown_grace_s.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

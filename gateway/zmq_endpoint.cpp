@@ -57,7 +57,8 @@ ZmqEndpoint::ZmqEndpoint(EngineClient& engine, ZmqEndpointOptions options, std::
       own_context_(context ? nullptr : std::make_unique<zmq::context_t>(1)),
       context_(context ? context : own_context_.get()),
       inbox_(std::make_shared<Inbox>()),
-      limiter_(options_.max_in_flight) {}
+      limiter_(options_.max_in_flight),
+      api_keys_(options_.api_keys) {}
 
 ZmqEndpoint::~ZmqEndpoint() { stop(); }
 
@@ -68,6 +69,7 @@ void ZmqEndpoint::start() {
   // how the endpoint learns of a disconnect and aborts the client's requests.
   router_->set(zmq::sockopt::router_mandatory, 1);
   router_->set(zmq::sockopt::sndhwm, options_.send_high_water_mark);
+  router_->set(zmq::sockopt::maxmsgsize, options_.max_message_bytes);
   router_->set(zmq::sockopt::linger, 0);
   try {
     router_->bind(options_.bind);
@@ -92,7 +94,9 @@ void ZmqEndpoint::stop() {
 void ZmqEndpoint::run() {
   zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, inbox_->fd, ZMQ_POLLIN, 0}};
   for (;;) {
-    zmq::poll(items, 2, std::chrono::milliseconds(-1));
+    // Frames held back for slow clients are retried every few milliseconds until they go out.
+    zmq::poll(items, 2, std::chrono::milliseconds(backlog_.empty() ? -1 : 5));
+    flush_backlogs();
     if (items[1].revents & ZMQ_POLLIN) {
       {
         std::lock_guard lock(inbox_->mu);
@@ -120,15 +124,29 @@ void ZmqEndpoint::run() {
       on_frame(identity, parts[1].to_string());
     }
   }
-  // Shutting down: nothing more reaches the clients, and the engine forgets their requests.
+  // Shutting down: no more events reach the clients, the engine forgets their requests, and each
+  // client hears that its requests ended (an ErrorReply each, after what was already queued).
   {
     std::lock_guard lock(inbox_->mu);
     inbox_->closed = true;
     inbox_->events.clear();
   }
-  for (auto& [id, route] : routes_) engine_.abort(id);
+  flush_backlogs();
+  for (auto& [id, route] : routes_) {
+    engine_.abort(id);
+    route.timer.fail(503);
+    protocol::ErrorReply reply;
+    reply.request_id = route.client_id;
+    reply.code = 503;
+    reply.kind = "shutdown";
+    reply.message = "the server is stopping";
+    (void)try_send(route.identity, protocol::encode(reply));
+  }
+  // Linger a moment so that those replies leave the socket before it closes.
+  if (!routes_.empty()) router_->set(zmq::sockopt::linger, 1000);
   routes_.clear();
   by_client_.clear();
+  backlog_.clear();
   router_.reset();
 }
 
@@ -167,6 +185,14 @@ void ZmqEndpoint::on_frame(const std::string& identity, const std::string& paylo
 
 void ZmqEndpoint::on_generate(const std::string& identity, protocol::GenerateRequest request) {
   const uint64_t client_id = request.request_id;
+  // The key first, so that a client without one learns nothing else about the endpoint; it goes
+  // no further than here.
+  if (!api_keys_.accepts(request.api_key)) {
+    metrics_->observe_failure(401);
+    return send_error(identity, client_id, 401, "unauthorized",
+                      "a valid API key is required in the GenerateRequest's api_key field");
+  }
+  request.api_key.clear();
   if (client_id == 0) {
     return send_error(identity, 0, 400, "invalid_request", "request_id must be non-zero");
   }
@@ -183,6 +209,15 @@ void ZmqEndpoint::on_generate(const std::string& identity, protocol::GenerateReq
   } catch (const ApiError& e) {
     metrics_->observe_failure(e.status());
     return send_error(identity, client_id, e.status(), "invalid_request", e.what());
+  }
+  if (draining_) {
+    metrics_->observe_failure(503);
+    return send_error(identity, client_id, 503, "unavailable", "the server is shutting down; retry elsewhere");
+  }
+  if (backlog_.count(identity)) {
+    metrics_->observe_failure(429);
+    return send_error(identity, client_id, 429, "slow_reader",
+                      "this client has unread replies waiting (its send queue was full): read them first");
   }
   auto token = limiter_.try_acquire();
   if (!token) {
@@ -259,16 +294,75 @@ void ZmqEndpoint::on_engine_event(uint64_t id, EngineEvent event) {
   send(identity, protocol::encode(delta));
 }
 
-void ZmqEndpoint::send(const std::string& identity, const std::string& bytes) {
-  bool sent = false;
+ZmqEndpoint::SendResult ZmqEndpoint::try_send(const std::string& identity, const std::string& bytes) {
   try {
-    sent = router_->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait).has_value() &&
-           router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+    // The identity frame is where the ROUTER picks the client's queue: a full queue fails there
+    // (EAGAIN: no value), before anything of the message is queued.
+    if (!router_->send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+      return SendResult::kFull;
+    }
+    (void)router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    return SendResult::kSent;
   } catch (const zmq::error_t&) {
-    sent = false;  // EHOSTUNREACH: the client is gone
+    return SendResult::kGone;  // EHOSTUNREACH: the client is gone
   }
-  // A client that is gone, or so far behind that its queue is full, loses its requests.
-  if (!sent) drop_client(identity);
+}
+
+void ZmqEndpoint::send(const std::string& identity, const std::string& bytes) {
+  if (auto it = backlog_.find(identity); it != backlog_.end()) {
+    // Bounded: a backlog holds the frame that did not fit, one ErrorReply per request the client
+    // had (at most max_in_flight) and the answers to what it sent since. A client that sends this
+    // much more without reading is treated as gone.
+    if (it->second.size() >= static_cast<size_t>(limiter_.max()) + 1024) {
+      backlog_.erase(it);
+      return;
+    }
+    it->second.push_back(bytes);
+    return;
+  }
+  switch (try_send(identity, bytes)) {
+    case SendResult::kSent:
+      return;
+    case SendResult::kGone:
+      return drop_client(identity);  // nothing can reach it: its requests are aborted
+    case SendResult::kFull:
+      backlog_[identity].push_back(bytes);
+      return fail_slow_client(identity);
+  }
+}
+
+void ZmqEndpoint::fail_slow_client(const std::string& identity) {
+  // A client that does not read its replies would hold its requests' KV blocks and a share of
+  // every step for nothing, and its queue only grows: its requests end now, each with an
+  // ErrorReply that waits in its backlog behind what it has not read yet.
+  std::vector<uint64_t> ids;
+  for (auto it = by_client_.lower_bound({identity, 0}); it != by_client_.end() && it->first.first == identity; ++it) {
+    ids.push_back(it->second);
+  }
+  for (uint64_t id : ids) {
+    engine_.abort(id);
+    Route& route = routes_.at(id);
+    const uint64_t client_id = route.client_id;
+    route.timer.fail(429);
+    erase_route(id);
+    send_error(identity, client_id, 429, "slow_reader",
+               "the client did not read its replies and its send queue (" +
+                   std::to_string(options_.send_high_water_mark) + " frames) filled up: the request was cancelled");
+  }
+}
+
+void ZmqEndpoint::flush_backlogs() {
+  for (auto it = backlog_.begin(); it != backlog_.end();) {
+    auto& frames = it->second;
+    SendResult r = SendResult::kSent;
+    while (!frames.empty() && (r = try_send(it->first, frames.front())) == SendResult::kSent) frames.pop_front();
+    // Sent in full, or the client is gone (its requests were ended when the backlog began).
+    if (frames.empty() || r == SendResult::kGone) {
+      it = backlog_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void ZmqEndpoint::send_error(const std::string& identity, uint64_t request_id, int code, const std::string& kind,

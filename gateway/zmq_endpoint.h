@@ -4,6 +4,8 @@
 // forwards to the engine and streams TextDelta / ErrorReply back under the client's id.
 #pragma once
 
+#include <deque>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include <zmq.hpp>
 
+#include "gateway/api_keys.h"
 #include "gateway/engine_client.h"
 #include "gateway/in_flight.h"
 #include "gateway/metrics.h"
@@ -33,7 +36,13 @@ class ZmqEndpoint {
 
   // Binds (throws std::runtime_error naming the address) and starts the serving thread.
   void start();
-  // Aborts the requests in flight and joins the thread. Idempotent.
+  // Graceful shutdown's first step: new GenerateRequests get ErrorReply 503 ("unavailable");
+  // requests in flight go on.
+  void begin_drain() { draining_ = true; }
+  // Requests accepted and not finished.
+  int64_t in_flight() const { return limiter_.in_flight(); }
+  // Ends the requests in flight, each with ErrorReply 503 ("shutdown") to its client and an abort
+  // to the engine, and joins the thread. Idempotent.
   void stop();
 
   // The bound address, with the port resolved when bind used "*".
@@ -57,7 +66,13 @@ class ZmqEndpoint {
   void on_abort(const std::string& identity, const protocol::Abort& abort);
   void on_engine_event(uint64_t id, EngineEvent event);
   void drain_inbox();
+  // Sends, or queues behind what already waits for this client; a client whose send queue is
+  // full has its requests failed (fail_slow_client), one that is gone has them aborted.
   void send(const std::string& identity, const std::string& bytes);
+  enum class SendResult { kSent, kFull, kGone };
+  SendResult try_send(const std::string& identity, const std::string& bytes);
+  void fail_slow_client(const std::string& identity);
+  void flush_backlogs();
   void send_error(const std::string& identity, uint64_t request_id, int code, const std::string& kind,
                   const std::string& message);
   void drop_client(const std::string& identity);
@@ -72,12 +87,17 @@ class ZmqEndpoint {
   std::unique_ptr<zmq::socket_t> router_;
   std::shared_ptr<Inbox> inbox_;
   InFlightLimiter limiter_;
+  ApiKeys api_keys_;
+  std::atomic<bool> draining_{false};
   std::thread thread_;
   std::string endpoint_;
 
   // Owned by the serving thread.
   std::unordered_map<uint64_t, Route> routes_;
   std::map<std::pair<std::string, uint64_t>, uint64_t> by_client_;
+  // Frames for clients whose send queue was full, oldest first, retried until they go out. While a
+  // client has some, its new requests are refused (it is not reading what it has).
+  std::unordered_map<std::string, std::deque<std::string>> backlog_;
 };
 
 }  // namespace zinfer::gateway

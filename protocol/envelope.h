@@ -31,8 +31,8 @@ inline constexpr uint16_t kVersionMajor = 1;
 // 1.1: TokenDeltaBatch (type 16). 1.2: SeqWork.block_table_start. 1.3: GenerateRequest and
 // TokenizedRequest.tenant and predicted_output_tokens. 1.4: SamplingParams' logits processing
 // fields (penalties, min_p, logit_bias, allowed_token_ids, bad_words, truncate_prompt_tokens) and
-// SeqWork.rules.
-inline constexpr uint16_t kVersionMinor = 4;
+// SeqWork.rules. 1.5: GenerateRequest.api_key.
+inline constexpr uint16_t kVersionMinor = 5;
 
 const char* to_string(MessageType type);
 bool is_known(MessageType type);

@@ -122,9 +122,12 @@ struct GenerateRequest {
   std::string tenant;
   // (1.3) The expected number of generated tokens, for the sjf policy; 0 = no prediction, else >= 1.
   int32_t predicted_output_tokens = 0;
+  // (1.5) A client's API key, checked by the client endpoint when the gateway requires keys; the
+  // gateway clears it before the request goes on into the pipeline.
+  std::string api_key;
   MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
                      add_generation_prompt, enable_thinking, sampling, priority, arrival_ns, tenant,
-                     predicted_output_tokens);
+                     predicted_output_tokens, api_key);
 };
 
 // tokenizer -> scheduler.

@@ -3,6 +3,7 @@
 // false with dontwait), never silent loss.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,20 @@ bool send_message(zmq::socket_t& socket, const T& msg, bool dontwait = false) {
   std::string bytes = protocol::encode(msg);
   auto r = socket.send(zmq::buffer(bytes), dontwait ? zmq::send_flags::dontwait : zmq::send_flags::none);
   return r.has_value();
+}
+
+// Waits while the peer's queue is full (or, on a PUSH, while no peer is there), but not past
+// should_stop(): an actor stopping while its peer is already gone (the gateway stops first) must
+// still hear $TERM instead of waiting in a send forever. False when it gave up.
+template <class T, class ShouldStop>
+bool send_message(zmq::socket_t& socket, const T& msg, const ShouldStop& should_stop) {
+  std::string bytes = protocol::encode(msg);
+  for (;;) {
+    if (socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return true;
+    if (should_stop()) return false;
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLOUT, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(10));
+  }
 }
 
 // Sends one message on an actor's link (runtime/link.h); waits while the peer's queue is full.

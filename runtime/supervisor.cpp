@@ -56,13 +56,14 @@ bool Supervisor::all_alive() const {
 }
 
 int Supervisor::run_processes(const std::string& exe, const std::string& config_path,
-                              const std::vector<std::string>& names) {
+                              const std::vector<std::string>& names, std::chrono::milliseconds stop_timeout) {
   auto log = logger("launch");
   std::vector<std::pair<std::string, pid_t>> children;
   auto stop_all = [&] {
-    for (auto it = children.rbegin(); it != children.rend(); ++it) kill(it->second, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (auto& [name, pid] : children) {
+    for (auto it = children.rbegin(); it != children.rend(); ++it) {
+      auto& [name, pid] = *it;
+      kill(pid, SIGTERM);
+      const auto deadline = std::chrono::steady_clock::now() + stop_timeout;
       int status = 0;
       while (waitpid(pid, &status, WNOHANG) == 0) {
         if (std::chrono::steady_clock::now() > deadline) {

@@ -7,6 +7,7 @@
 //    if one exits, the others are stopped and launch returns non-zero.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -31,9 +32,12 @@ class Supervisor {
   // True while every started actor thread is alive.
   bool all_alive() const;
 
-  // Processes: starts them, then waits for SIGINT/SIGTERM or for a child to exit; stops all.
+  // Processes: starts them, then waits for SIGINT/SIGTERM or for a child to exit; stops all, one
+  // at a time in reverse start order (as threads are), each given `stop_timeout` to exit before it
+  // is killed (the gateway, started last, drains its requests while the others still serve).
   // Returns the exit status for the launcher (0 after a signal, 1 when a child died).
-  int run_processes(const std::string& exe, const std::string& config_path, const std::vector<std::string>& names);
+  int run_processes(const std::string& exe, const std::string& config_path, const std::vector<std::string>& names,
+                    std::chrono::milliseconds stop_timeout = std::chrono::seconds(10));
 
  private:
   std::map<std::string, Factory> factories_;

@@ -53,6 +53,8 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
     to_scheduler.connect(endpoints.scheduler);
 
     std::unordered_map<uint64_t, RequestState> requests;
+    // Its peers may stop before it does (the gateway first, I36): a send must not outlast $TERM.
+    auto should_stop = [&pipe] { return pipe.term_requested(); };
 
     auto sample_state = [&](RequestState& r, int32_t index) -> SampleState& {
       auto it = r.samples.find(index);
@@ -82,7 +84,7 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
       out.text = std::move(m.text);
       if (m.stopped) {
         out.finish_reason = "stop";
-        runtime::send_message(to_scheduler, protocol::Abort{d.request_id, "stop", d.index});
+        runtime::send_message(to_scheduler, protocol::Abort{d.request_id, "stop", d.index}, should_stop);
       } else if (!d.finish_reason.empty()) {
         if (s.decoder) out.text += s.stops.feed(s.decoder->flush()).text;
         out.text += s.stops.finish();
@@ -92,7 +94,7 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
         s.done = true;
         r.samples_done++;
       }
-      runtime::send_message(to_gateway, out);
+      runtime::send_message(to_gateway, out, should_stop);
       if (r.samples_done >= r.start.n) requests.erase(rit);
     };
 

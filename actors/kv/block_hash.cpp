@@ -1,25 +1,41 @@
 #include "actors/kv/block_hash.h"
 
+#include <string_view>
+
 namespace zinfer::kv {
 
-namespace {
-
-// splitmix64's finalizer: every input bit affects every output bit, cheap enough to run per token.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
+const BlockHash& root_block_hash() {
+  static const BlockHash root = [] {
+    constexpr std::string_view kLabel = "zinfer prefix cache root";
+    BlockHash h;
+    h.bytes = Sha256::of(std::span(reinterpret_cast<const uint8_t*>(kLabel.data()), kLabel.size()));
+    return h;
+  }();
+  return root;
 }
 
-}  // namespace
-
-uint64_t chain_block_hash(uint64_t parent, std::span<const int32_t> tokens) {
-  uint64_t h = mix(parent ^ (0x632be59bd9b4e019ull + tokens.size()));
-  for (int32_t t : tokens) h = mix(h ^ static_cast<uint32_t>(t));
-  return h;
+BlockHash chain_block_hash(const BlockHash& parent, std::span<const int32_t> tokens) {
+  Sha256 sha;
+  sha.update(parent.bytes);
+  // Tokens in a fixed byte order, so that keys do not depend on the host's; a block is 16 tokens
+  // by default, so the buffer is sized for that and flushed when full.
+  uint8_t buf[256];
+  size_t n = 0;
+  for (int32_t t : tokens) {
+    const auto u = static_cast<uint32_t>(t);
+    buf[n++] = static_cast<uint8_t>(u);
+    buf[n++] = static_cast<uint8_t>(u >> 8);
+    buf[n++] = static_cast<uint8_t>(u >> 16);
+    buf[n++] = static_cast<uint8_t>(u >> 24);
+    if (n == sizeof buf) {
+      sha.update(std::span<const uint8_t>(buf, n));
+      n = 0;
+    }
+  }
+  sha.update(std::span<const uint8_t>(buf, n));
+  BlockHash out;
+  out.bytes = sha.finish();
+  return out;
 }
 
 }  // namespace zinfer::kv

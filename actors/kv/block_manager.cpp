@@ -57,16 +57,14 @@ void BlockManager::release_all(BlockPool& pool, const std::vector<int32_t>& tabl
 PrefixMatch BlockManager::match_prefix(std::span<const int32_t> tokens, int32_t max_cached_tokens) const {
   PrefixMatch m;
   m.version = version_;
-  m.last_hash = kRootBlockHash;
   m.num_looked_up = static_cast<int32_t>(tokens.size());
   if (!config_.enable_prefix_caching) return m;
   const int32_t bs = config_.block_size;
   const int32_t limit = std::min<int32_t>(max_cached_tokens, static_cast<int32_t>(tokens.size()));
-  uint64_t h = kRootBlockHash;
   for (int32_t start = 0; start + bs <= limit; start += bs) {
     auto block_tokens = tokens.subspan(start, bs);
-    h = chain_block_hash(h, block_tokens);
-    auto hit = device_.lookup(h, block_tokens);
+    const BlockHash h = chain_block_hash(m.last_hash, block_tokens);
+    auto hit = device_.lookup(h, m.last_hash, block_tokens);
     if (!hit) break;
     m.blocks.push_back(*hit);
     m.last_hash = h;
@@ -89,8 +87,6 @@ AllocationPlan BlockManager::plan_allocation(uint64_t seq_id, int32_t target_slo
         throw std::logic_error("BlockManager: stale prefix match for " + seq_name(seq_id));
       }
       p.prefix = *prefix;
-    } else {
-      p.prefix.last_hash = kRootBlockHash;
     }
     if (target_slots < p.prefix.num_tokens) {
       throw std::invalid_argument("BlockManager: " + seq_name(seq_id) + " asks for " + std::to_string(target_slots) +
@@ -184,11 +180,12 @@ void BlockManager::cache_full_blocks(uint64_t seq_id, std::span<const int32_t> t
     throw std::invalid_argument("BlockManager: " + seq_name(seq_id) + " has " + std::to_string(full) +
                                 " full blocks but only " + std::to_string(tokens.size()) + " tokens were given");
   }
-  if (s.num_hashed == 0) s.last_hash = kRootBlockHash;
+  if (s.num_hashed == 0) s.last_hash = root_block_hash();
   for (int32_t i = s.num_hashed; i < full; ++i) {
     auto block_tokens = tokens.subspan(static_cast<size_t>(i) * bs, bs);
-    s.last_hash = chain_block_hash(s.last_hash, block_tokens);
-    device_.register_block(s.table[i], s.last_hash, block_tokens);
+    const BlockHash parent = s.last_hash;
+    s.last_hash = chain_block_hash(parent, block_tokens);
+    device_.register_block(s.table[i], s.last_hash, parent, block_tokens);
   }
   s.num_hashed = std::max(s.num_hashed, full);
 }
@@ -219,7 +216,7 @@ std::vector<protocol::BlockCopy> BlockManager::commit_swap_out(const SwapPlan& p
   s.generation = next_generation_++;
   s.where = Residence::kHost;
   s.num_hashed = 0;  // its device blocks are new after swap-in; they are hashed again then
-  s.last_hash = kRootBlockHash;
+  s.last_hash = root_block_hash();
   ++version_;
   return copies;
 }

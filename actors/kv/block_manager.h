@@ -90,7 +90,7 @@ class BlockManager {
     int32_t num_slots = 0;      // positions with a slot
     Residence where = Residence::kDevice;
     int32_t num_hashed = 0;     // leading blocks whose chain key is known
-    uint64_t last_hash = 0;     // chain key of block num_hashed - 1 (root when 0)
+    BlockHash last_hash = root_block_hash();  // chain key of block num_hashed - 1 (root when 0)
     uint64_t generation = 0;    // table_generation()
   };
 

@@ -12,7 +12,8 @@ BlockPool::BlockPool(int32_t num_blocks, int32_t block_size, bool caching)
       caching_(caching),
       ref_(std::max(num_blocks, 0), 0),
       cached_(std::max(num_blocks, 0), false),
-      hash_(std::max(num_blocks, 0), 0),
+      hash_(caching ? std::max(num_blocks, 0) : 0),
+      parent_(caching ? std::max(num_blocks, 0) : 0),
       tokens_(caching ? static_cast<size_t>(std::max(num_blocks, 0)) * std::max(block_size, 0) : 0),
       lru_(std::max(num_blocks, 0)) {
   if (num_blocks < 0) throw std::invalid_argument("BlockPool: num_blocks must be >= 0, got " + std::to_string(num_blocks));
@@ -73,18 +74,22 @@ void BlockPool::release(int32_t block) {
   }
 }
 
-std::optional<int32_t> BlockPool::lookup(uint64_t hash, std::span<const int32_t> tokens) const {
+std::optional<int32_t> BlockPool::lookup(const BlockHash& hash, const BlockHash& parent,
+                                         std::span<const int32_t> tokens) const {
   if (!caching_) return std::nullopt;
   auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return std::nullopt;
-  const int32_t* stored = tokens_.data() + static_cast<size_t>(it->second) * block_size_;
-  if (tokens.size() != static_cast<size_t>(block_size_) || !std::equal(tokens.begin(), tokens.end(), stored)) {
-    return std::nullopt;  // a hash collision: different tokens under the same key
+  const int32_t block = it->second;
+  const int32_t* stored = tokens_.data() + static_cast<size_t>(block) * block_size_;
+  if (parent_[block] != parent || tokens.size() != static_cast<size_t>(block_size_) ||
+      !std::equal(tokens.begin(), tokens.end(), stored)) {
+    return std::nullopt;  // a collision: another prefix or other tokens under the same key
   }
-  return it->second;
+  return block;
 }
 
-void BlockPool::register_block(int32_t block, uint64_t hash, std::span<const int32_t> tokens) {
+void BlockPool::register_block(int32_t block, const BlockHash& hash, const BlockHash& parent,
+                               std::span<const int32_t> tokens) {
   check_id(block);
   if (!caching_ || cached_[block]) return;
   if (tokens.size() != static_cast<size_t>(block_size_)) {
@@ -95,6 +100,7 @@ void BlockPool::register_block(int32_t block, uint64_t hash, std::span<const int
   if (!by_hash_.emplace(hash, block).second) return;
   cached_[block] = true;
   hash_[block] = hash;
+  parent_[block] = parent;
   std::copy(tokens.begin(), tokens.end(), tokens_.begin() + static_cast<size_t>(block) * block_size_);
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/kv/block_hash.h"
 #include "actors/kv/lru_list.h"
 
 namespace zinfer::kv {
@@ -36,12 +37,14 @@ class BlockPool {
   // -1 reference; at 0 the block goes to the LRU list if cached, else to the free list.
   void release(int32_t block);
 
-  // The cached block holding exactly `tokens` under key `hash`, if any.
-  std::optional<int32_t> lookup(uint64_t hash, std::span<const int32_t> tokens) const;
+  // The cached block under key `hash` that holds exactly `tokens` and was registered after a
+  // block of key `parent`, if any: the key alone is not trusted, the block's own tokens and its
+  // prefix chain (the parent's full key) must agree too.
+  std::optional<int32_t> lookup(const BlockHash& hash, const BlockHash& parent, std::span<const int32_t> tokens) const;
   bool is_cached(int32_t block) const { return cached_[block]; }
   // Makes a full, computed block findable under `hash`. No-op when caching is off or another
   // block already holds that key (the first copy wins; this one stays private to its sequence).
-  void register_block(int32_t block, uint64_t hash, std::span<const int32_t> tokens);
+  void register_block(int32_t block, const BlockHash& hash, const BlockHash& parent, std::span<const int32_t> tokens);
 
   // Cached, unreferenced blocks from first to last to be evicted (tests, statistics).
   std::vector<int32_t> eviction_order() const { return lru_.in_order(); }
@@ -55,12 +58,12 @@ class BlockPool {
   bool caching_;
   std::vector<int32_t> ref_;
   std::vector<bool> cached_;
-  std::vector<uint64_t> hash_;
-  std::vector<int32_t> tokens_;  // [num_blocks * block_size]: the tokens of cached blocks, to
-                                 // tell a true hit from a 64-bit hash collision
+  std::vector<BlockHash> hash_;
+  std::vector<BlockHash> parent_;  // the key of the block before each cached one
+  std::vector<int32_t> tokens_;    // [num_blocks * block_size]: the tokens of cached blocks
   std::vector<int32_t> free_;    // never-cached blocks with count 0 (a stack)
   LruList lru_;
-  std::unordered_map<uint64_t, int32_t> by_hash_;
+  std::unordered_map<BlockHash, int32_t, BlockHashHasher> by_hash_;
   int64_t evictions_ = 0;
 };
 

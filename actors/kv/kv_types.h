@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/kv/block_hash.h"
 #include "protocol/messages.h"
 
 namespace zinfer::kv {
@@ -19,7 +20,7 @@ struct KvConfig {
 // The cached full blocks a new sequence can start with.
 struct PrefixMatch {
   std::vector<int32_t> blocks;   // device blocks, in order
-  uint64_t last_hash = 0;        // chain key of the last matched block
+  BlockHash last_hash = root_block_hash();  // chain key of the last matched block
   int32_t num_tokens = 0;        // blocks.size() * block_size
   int32_t num_looked_up = 0;     // tokens offered for the lookup (hit-rate denominator)
   uint64_t version = 0;          // the manager version it was matched against

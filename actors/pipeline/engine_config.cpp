@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "gateway/api_keys.h"
 #include "gpu/backend_settings.h"
 
 namespace zinfer::actors {
@@ -65,6 +66,9 @@ gateway::GatewayOptions gateway_options(const EngineConfig& config, int max_mode
   o.zmq.served_model_name = o.http.served_model_name;
   o.zmq.max_in_flight = o.http.max_in_flight;
   o.zmq.max_model_len = max_model_len;
+  o.zmq.max_message_bytes = static_cast<int64_t>(o.http.max_body_bytes);
+  o.http.api_keys = gateway::api_keys_with_environment(o.http.api_keys);
+  o.zmq.api_keys = o.http.api_keys;
   return o;
 }
 

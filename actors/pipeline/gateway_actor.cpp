@@ -3,6 +3,7 @@
 #include "actors/executor/executor_actor.h"
 #include "actors/pipeline/zmq_engine_client.h"
 #include "gpu/model_config.h"
+#include "gateway/api_keys.h"
 #include "gateway/gateway.h"
 #include "runtime/context.h"
 #include "runtime/logging.h"
@@ -20,6 +21,8 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
         config, effective_max_model_len(config.backend, gpu::load_model_config(config.backend.model_dir)));
     gateway::Gateway gw(engine, options, &runtime::zmq_context());
     gw.start();
+    for (const auto& warning : gateway::exposure_warnings(options)) log->warn("{}", warning);
+    if (!options.http.api_keys.empty()) log->info("clients must present one of {} API keys", options.http.api_keys.size());
     log->info("serving model '{}' on http://{}:{}{}", options.http.served_model_name, options.http.host,
               gw.http() ? gw.http()->port() : 0,
               options.enable_zmq ? " and " + options.zmq.bind : std::string());
@@ -27,8 +30,16 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
     runtime::Loop loop(&pipe);
     loop.on(engine.events_socket(), [&](zmq::socket_t&) { engine.dispatch(); });
     pipe.signal_ready();
-    loop.run();
-    gw.stop();
+    loop.run();  // until $TERM (SIGTERM or SIGINT to the process)
+    // A graceful shutdown: the other actors still run (the gateway is stopped first), so requests
+    // in flight can finish while new ones are refused; this thread keeps reading their events.
+    log->info("shutting down: {} s for the requests in flight to finish", options.shutdown_grace_s);
+    const auto summary = gw.drain([&](std::chrono::milliseconds timeout) {
+      zmq::pollitem_t item{engine.events_socket().handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, timeout) > 0) engine.dispatch();
+    });
+    log->info("stopped after {} ms: {} requests were in flight, {} finished, {} ended with an error", summary.took.count(),
+              summary.in_flight, summary.in_flight - summary.ended, summary.ended);
   };
 }
 

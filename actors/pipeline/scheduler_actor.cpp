@@ -108,7 +108,8 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
       }
       if (!batch.deltas.empty()) runtime::send_message(*to_detok, batch);
       core.recycle(std::move(batch.deltas));  // their memory serves the next steps' deltas
-      for (const auto& e : out.errors) runtime::send_message(to_gateway, e);
+      // The gateway stops first (I36): a send to it must not outlast $TERM.
+      for (const auto& e : out.errors) runtime::send_message(to_gateway, e, link_options.should_stop);
     };
     // Plans leave with block-table deltas (sc.block_table_deltas): the executor keeps each
     // sequence's table (protocol/block_table_delta.h).

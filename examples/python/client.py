@@ -11,6 +11,7 @@ Exit status: 0 finished, 1 ErrorReply, 2 bad usage, 3 timeout.
 
 import argparse
 import json
+import os
 import sys
 
 import msgpack
@@ -52,6 +53,8 @@ def main():
     parser.add_argument("--ignore-eos", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--timeout-ms", type=int, default=120000)
+    parser.add_argument("--api-key", default=os.environ.get("ZINFER_API_KEY", ""),
+                        help="the gateway's API key (default: $ZINFER_API_KEY); sent only when set")
     args = parser.parse_args()
 
     ctx = zmq.Context()
@@ -60,7 +63,7 @@ def main():
     sock.connect(args.endpoint)
 
     request_id = 1  # one request per connection: any non-zero id is unique on it
-    sock.send(encode(GENERATE_REQUEST, {
+    request = {
         "request_id": request_id,
         "model": args.model,
         "prompt": args.prompt,
@@ -70,7 +73,10 @@ def main():
             "seed": args.seed,
             "ignore_eos": args.ignore_eos,
         },
-    }))
+    }
+    if args.api_key:
+        request["api_key"] = args.api_key  # protocol 1.5 (docs/protocol.md, Access)
+    sock.send(encode(GENERATE_REQUEST, request))
 
     token_ids = []
     text = ""

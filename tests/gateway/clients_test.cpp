@@ -89,5 +89,28 @@ TEST_F(ClientsTest, ErrorReplyGivesExitStatusOne) {
   }
 }
 
+// Invariant 35 (docs/architecture.md): with keys configured, the reference clients pass theirs,
+// from --api-key or the environment's ZINFER_API_KEY, and fail (status 1) without one.
+TEST_F(ClientsTest, ApiKeyFromTheFlagOrTheEnvironment) {
+  endpoint_.reset();
+  ZmqEndpointOptions o;
+  o.bind = "tcp://127.0.0.1:*";
+  o.served_model_name = "test-model";
+  o.max_model_len = 4096;
+  o.api_keys = {"sk-client"};
+  endpoint_ = std::make_unique<ZmqEndpoint>(*engine_, o);
+  endpoint_->start();
+  for (const auto& client : clients()) {
+    SCOPED_TRACE(client);
+    const std::string args = " --endpoint " + endpoint_->endpoint() + " --prompt hi --max-tokens 2";
+    EXPECT_EQ(run_child("env -u ZINFER_API_KEY " + client + args).status, 1);
+    EXPECT_EQ(run_child("env -u ZINFER_API_KEY " + client + args + " --api-key sk-wrong").status, 1);
+    ChildResult r = run_child("env -u ZINFER_API_KEY " + client + args + " --api-key sk-client");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out, expected_text(2) + "\n");
+    EXPECT_EQ(run_child("env ZINFER_API_KEY=sk-client " + client + args).status, 0);
+  }
+}
+
 }  // namespace
 }  // namespace zinfer::gateway::testing

@@ -47,13 +47,13 @@ TEST(BlockPool, CachedBlockStaysFindableAfterRelease) {
   BlockPool pool(2, 4, true);
   int32_t a = pool.take();
   auto toks = block_tokens(1);
-  uint64_t h = chain_block_hash(kRootBlockHash, toks);
-  pool.register_block(a, h, toks);
+  const BlockHash h = chain_block_hash(root_block_hash(), toks);
+  pool.register_block(a, h, root_block_hash(), toks);
   pool.release(a);
   EXPECT_EQ(pool.num_available(), 2);
   EXPECT_EQ(pool.num_evictable(), 1);
-  ASSERT_TRUE(pool.lookup(h, toks).has_value());
-  EXPECT_EQ(*pool.lookup(h, toks), a);
+  ASSERT_TRUE(pool.lookup(h, root_block_hash(), toks).has_value());
+  EXPECT_EQ(*pool.lookup(h, root_block_hash(), toks), a);
   pool.retain(a);  // a hit
   EXPECT_EQ(pool.num_evictable(), 0);
   EXPECT_EQ(pool.ref_count(a), 1);
@@ -63,27 +63,27 @@ TEST(BlockPool, FreeBlocksAreUsedBeforeEvictingCachedOnes) {
   BlockPool pool(2, 4, true);
   int32_t a = pool.take();
   auto toks = block_tokens(1);
-  uint64_t h = chain_block_hash(kRootBlockHash, toks);
-  pool.register_block(a, h, toks);
+  const BlockHash h = chain_block_hash(root_block_hash(), toks);
+  pool.register_block(a, h, root_block_hash(), toks);
   pool.release(a);
   int32_t b = pool.take();
   EXPECT_NE(b, a);
-  EXPECT_TRUE(pool.lookup(h, toks).has_value());
+  EXPECT_TRUE(pool.lookup(h, root_block_hash(), toks).has_value());
   int32_t c = pool.take();  // only the cached block is left: it is evicted
   EXPECT_EQ(c, a);
-  EXPECT_FALSE(pool.lookup(h, toks).has_value());
+  EXPECT_FALSE(pool.lookup(h, root_block_hash(), toks).has_value());
   EXPECT_EQ(pool.num_evictions(), 1);
 }
 
 TEST(BlockPool, EvictsLeastRecentlyReleasedFirst) {
   BlockPool pool(3, 4, true);
   std::vector<int32_t> ids;
-  std::vector<uint64_t> hashes;
+  std::vector<BlockHash> hashes;
   for (int32_t i = 0; i < 3; ++i) {
     int32_t b = pool.take();
     auto toks = block_tokens(i);
-    hashes.push_back(chain_block_hash(kRootBlockHash, toks));
-    pool.register_block(b, hashes.back(), toks);
+    hashes.push_back(chain_block_hash(root_block_hash(), toks));
+    pool.register_block(b, hashes.back(), root_block_hash(), toks);
     ids.push_back(b);
   }
   pool.release(ids[1]);
@@ -94,17 +94,36 @@ TEST(BlockPool, EvictsLeastRecentlyReleasedFirst) {
   pool.release(ids[1]);
   EXPECT_EQ(pool.eviction_order(), (std::vector<int32_t>{ids[0], ids[2], ids[1]}));
   EXPECT_EQ(pool.take(), ids[0]);
-  EXPECT_FALSE(pool.lookup(hashes[0], block_tokens(0)).has_value());
-  EXPECT_TRUE(pool.lookup(hashes[2], block_tokens(2)).has_value());
+  EXPECT_FALSE(pool.lookup(hashes[0], root_block_hash(), block_tokens(0)).has_value());
+  EXPECT_TRUE(pool.lookup(hashes[2], root_block_hash(), block_tokens(2)).has_value());
+}
+
+// A key given by hand: the pool compares what it stored, whatever the key.
+BlockHash key(uint8_t x) {
+  BlockHash h;
+  h.bytes.fill(x);
+  return h;
 }
 
 TEST(BlockPool, HashCollisionWithOtherTokensIsNoHit) {
   BlockPool pool(2, 4, true);
   int32_t a = pool.take();
   auto toks = block_tokens(1);
-  pool.register_block(a, 42, toks);
-  EXPECT_TRUE(pool.lookup(42, toks).has_value());
-  EXPECT_FALSE(pool.lookup(42, block_tokens(2)).has_value());
+  pool.register_block(a, key(42), root_block_hash(), toks);
+  EXPECT_TRUE(pool.lookup(key(42), root_block_hash(), toks).has_value());
+  EXPECT_FALSE(pool.lookup(key(42), root_block_hash(), block_tokens(2)).has_value());
+}
+
+// The same key and the same tokens after another prefix: no hit, since the block's KV was
+// computed after the prefix it was registered with.
+TEST(BlockPool, HashCollisionWithAnotherPrefixIsNoHit) {
+  BlockPool pool(2, 4, true);
+  int32_t a = pool.take();
+  auto toks = block_tokens(1);
+  pool.register_block(a, key(42), key(7), toks);
+  EXPECT_TRUE(pool.lookup(key(42), key(7), toks).has_value());
+  EXPECT_FALSE(pool.lookup(key(42), key(8), toks).has_value());
+  EXPECT_FALSE(pool.lookup(key(42), root_block_hash(), toks).has_value());
 }
 
 TEST(BlockPool, FirstRegistrationOfAKeyWins) {
@@ -112,8 +131,8 @@ TEST(BlockPool, FirstRegistrationOfAKeyWins) {
   int32_t a = pool.take();
   int32_t b = pool.take();
   auto toks = block_tokens(3);
-  pool.register_block(a, 5, toks);
-  pool.register_block(b, 5, toks);
+  pool.register_block(a, key(5), root_block_hash(), toks);
+  pool.register_block(b, key(5), root_block_hash(), toks);
   EXPECT_TRUE(pool.is_cached(a));
   EXPECT_FALSE(pool.is_cached(b));
   pool.release(b);
@@ -124,19 +143,21 @@ TEST(BlockPool, NoCachingMeansNoHits) {
   BlockPool pool(2, 4, false);
   int32_t a = pool.take();
   auto toks = block_tokens(1);
-  pool.register_block(a, 9, toks);
-  EXPECT_FALSE(pool.lookup(9, toks).has_value());
+  pool.register_block(a, key(9), root_block_hash(), toks);
+  EXPECT_FALSE(pool.lookup(key(9), root_block_hash(), toks).has_value());
   pool.release(a);
   EXPECT_EQ(pool.num_evictable(), 0);
 }
 
 TEST(BlockHash, ChainDependsOnParentAndTokens) {
   auto t1 = block_tokens(1), t2 = block_tokens(2);
-  EXPECT_EQ(chain_block_hash(1, t1), chain_block_hash(1, t1));
-  EXPECT_NE(chain_block_hash(1, t1), chain_block_hash(2, t1));
-  EXPECT_NE(chain_block_hash(1, t1), chain_block_hash(1, t2));
+  const BlockHash p1 = key(1), p2 = key(2);
+  EXPECT_EQ(chain_block_hash(p1, t1), chain_block_hash(p1, t1));
+  EXPECT_NE(chain_block_hash(p1, t1), chain_block_hash(p2, t1));
+  EXPECT_NE(chain_block_hash(p1, t1), chain_block_hash(p1, t2));
   std::vector<int32_t> swapped = {t1[1], t1[0], t1[2], t1[3]};
-  EXPECT_NE(chain_block_hash(1, t1), chain_block_hash(1, swapped));
+  EXPECT_NE(chain_block_hash(p1, t1), chain_block_hash(p1, swapped));
+  EXPECT_NE(chain_block_hash(p1, t1), p1);
 }
 
 }  // namespace

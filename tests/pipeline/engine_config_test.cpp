@@ -52,7 +52,7 @@ Value other_legal_value(const settings::Setting<S>& s, const Value& current) {
     case settings::Type::kStringList: {
       auto l = std::get<std::vector<std::string>>(current);
       if (!l.empty()) l.pop_back();
-      candidates = {l};
+      candidates = {l, std::vector<std::string>{"entry-x"}};  // the second for an empty default
       break;
     }
   }
@@ -251,6 +251,17 @@ TEST(EngineConfig, TheStepBudgetHoldsEverySequence) {
   EXPECT_NO_THROW(parse_engine_config("[scheduler]\nmax_num_seqs = 32\nmax_num_batched_tokens = 32\n", "t.toml"));
 }
 
+TEST(EngineConfig, ApiKeysThatAHeaderCannotCarryAreRefused) {
+  for (const char* keys : {"[\"\"]", "[\"a b\"]", "[\"ok\", \"tab\\there\"]"}) {
+    try {
+      parse_engine_config(std::string("[server]\napi_keys = ") + keys + "\n", "t.toml");
+      ADD_FAILURE() << keys << " was accepted";
+    } catch (const runtime::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("t.toml:2: key 'server.api_keys'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(EngineConfig, ValuesInMiBAreBytesInTheBackend) {
   const EngineConfig c = parse_engine_config("[cache]\nswap_space_mb = 3\ncpu_kv_cache_mb = 5\n", "t.toml");
   EXPECT_EQ(c.backend.swap_space_bytes, 3 << 20);
@@ -259,6 +270,7 @@ TEST(EngineConfig, ValuesInMiBAreBytesInTheBackend) {
 
 TEST(EngineConfig, DerivedValuesComeFromWhatTheyDeriveFrom) {
   EngineConfig c = parse_engine_config("[model]\npath = \"/models/Llama-3-8B/\"\n[server]\nmax_inflight = 9\n"
+                                       "max_body_bytes = 4096\napi_keys = [\"k1\", \"k2\"]\n"
                                        "[scheduler]\npreemption = \"swap\"\n[cache]\nenable_prefix_caching = false\n",
                                        "t.toml");
   const gateway::GatewayOptions g = gateway_options(c, 777);
@@ -267,6 +279,9 @@ TEST(EngineConfig, DerivedValuesComeFromWhatTheyDeriveFrom) {
   EXPECT_EQ(g.zmq.max_in_flight, 9);
   EXPECT_EQ(g.http.max_model_len, 777);
   EXPECT_EQ(g.zmq.max_model_len, 777);
+  EXPECT_EQ(g.zmq.max_message_bytes, 4096);  // the ZeroMQ frame cap is HTTP's body cap
+  EXPECT_EQ(g.http.api_keys, (std::vector<std::string>{"k1", "k2"}));
+  EXPECT_EQ(g.zmq.api_keys, g.http.api_keys);
   EXPECT_TRUE(g.enable_zmq);
   EXPECT_FALSE(gateway_options(parse_engine_config("[server]\nzmq_endpoint = \"\"\n", "t.toml"), 1).enable_zmq);
 

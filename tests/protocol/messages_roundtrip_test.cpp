@@ -88,6 +88,7 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   m.arrival_ns = 123456789012345;
   m.tenant = "team \xe4\xb8\x96";
   m.predicted_output_tokens = 2147483647;
+  m.api_key = "sk-\x7f key";
   auto r = roundtrip(m);
   EXPECT_EQ(r.request_id, m.request_id);
   EXPECT_EQ(r.model, m.model);
@@ -104,6 +105,7 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   EXPECT_EQ(r.arrival_ns, m.arrival_ns);
   EXPECT_EQ(r.tenant, m.tenant);
   EXPECT_EQ(r.predicted_output_tokens, 2147483647);
+  EXPECT_EQ(r.api_key, m.api_key);
 }
 
 TEST(ProtocolRoundTrip, TokenizedRequest) {

@@ -1,9 +1,11 @@
 // zinfer-client: sends one prompt to the gateway's ZeroMQ endpoint and prints the answer as it
 // streams, or, with --json, one object {"token_ids": [...], "text": "..."} at the end.
 //   zinfer-client --endpoint tcp://127.0.0.1:5555 --prompt TEXT --max-tokens N
-//                 [--temperature T] [--seed S] [--json]
+//                 [--temperature T] [--seed S] [--json] [--api-key K]
+// The API key defaults to the environment's ZINFER_API_KEY (docs/protocol.md, Access).
 // Exit status: 0 when the request finished, 1 on an ErrorReply, 2 on bad usage, 3 on a timeout.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct Args {
   bool ignore_eos = false;
   bool json = false;
   int timeout_ms = 120000;
+  std::string api_key;
 };
 
 int run(const Args& args) {
@@ -44,6 +47,7 @@ int run(const Args& args) {
   req.sampling.temperature = args.temperature;
   req.sampling.seed = args.seed;
   req.sampling.ignore_eos = args.ignore_eos;
+  req.api_key = args.api_key;
   socket.send(zmq::buffer(encode(req)), zmq::send_flags::none);
 
   std::vector<int32_t> token_ids;
@@ -91,6 +95,8 @@ int main(int argc, char** argv) {
   app.add_option("--temperature", args.temperature, "sampling temperature, 0 = greedy")->capture_default_str();
   app.add_option("--seed", args.seed, "sampling seed, -1 = unseeded")->capture_default_str();
   app.add_option("--model", args.model, "model name (default: the served one)");
+  if (const char* key = std::getenv("ZINFER_API_KEY")) args.api_key = key;
+  app.add_option("--api-key", args.api_key, "the gateway's API key (default: $ZINFER_API_KEY)");
   app.add_flag("--ignore-eos", args.ignore_eos, "keep generating past the end-of-sequence token");
   app.add_flag("--json", args.json, "print one JSON object {token_ids, text} at the end");
   app.add_option("--timeout-ms", args.timeout_ms, "give up after this long without a message")->capture_default_str();

@@ -34,7 +34,9 @@ void add_launch_command(CLI::App& app) {
     exe[n] = 0;
     runtime::Supervisor supervisor;
     actors::register_pipeline_actors(supervisor, config);
-    int status = supervisor.run_processes(exe, config_path, config.runtime.actors);
+    // The gateway drains for up to shutdown_grace_s on SIGTERM; the others stop at once.
+    const auto stop_timeout = std::chrono::seconds(config.server.shutdown_grace_s + 10);
+    int status = supervisor.run_processes(exe, config_path, config.runtime.actors, stop_timeout);
     if (status != 0) std::exit(status);
   });
 }

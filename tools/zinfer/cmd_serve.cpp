@@ -21,6 +21,7 @@ void add_serve_command(CLI::App& app) {
   flags.add(*cmd, "model.device");
   flags.add(*cmd, "server.host");
   flags.add(*cmd, "server.port");
+  flags.add(*cmd, "server.api_keys", "--api-key");  // vLLM's flag; ZINFER_API_KEY when neither gives one
   cmd->callback([] {
     runtime::block_shutdown_signals();
     const actors::EngineConfig config = flags.load(config_path);
