@@ -51,7 +51,11 @@ Value other_legal_value(const settings::Setting<S>& s, const Value& current) {
       break;
     case settings::Type::kStringList: {
       auto l = std::get<std::vector<std::string>>(current);
-      if (!l.empty()) l.pop_back();
+      if (!l.empty()) {
+        l.pop_back();
+      } else {
+        l.push_back(s.choices.empty() ? "x" : s.choices.front());  // an empty default: one entry
+      }
       candidates = {l};
       break;
     }
