@@ -34,19 +34,22 @@ TokenizerResources TokenizerResources::load(const std::string& model_dir, int32_
   } else {
     log->warn("no tokenizer.json in {}: only requests with prompt token ids can be served", model_dir);
   }
-  if (!chat_template.empty()) {
-    if (!r.chat) r.chat.emplace();  // the model's bos/eos stay when it had a template of its own
-    std::string source = chat_template;
-    if (std::error_code ec; fs::is_regular_file(chat_template, ec)) {
-      std::ifstream in(chat_template);
-      std::stringstream text;
-      text << in.rdbuf();
-      source = text.str();
-    }
-    r.chat->chat_template = source;
-    r.chat->compiled = std::make_shared<const chat::ChatTemplate>(source);
-  }
+  if (!chat_template.empty()) r.use_chat_template(chat_template);
   return r;
+}
+
+void TokenizerResources::use_chat_template(const std::string& template_or_file) {
+  namespace fs = std::filesystem;
+  if (!chat) chat.emplace();  // the model's bos/eos stay when it had a template of its own
+  std::string source = template_or_file;
+  if (std::error_code ec; fs::is_regular_file(template_or_file, ec)) {
+    std::ifstream in(template_or_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    source = text.str();
+  }
+  chat->chat_template = source;
+  chat->compiled = std::make_shared<const chat::ChatTemplate>(source);
 }
 
 namespace {

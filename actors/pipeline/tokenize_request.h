@@ -27,6 +27,10 @@ struct TokenizerResources {
   // ([tokenizer] chat_template); a template that does not parse is a chat::TemplateError.
   static TokenizerResources load(const std::string& model_dir, int32_t max_model_len_override,
                                  const std::string& chat_template = "");
+
+  // Replaces the chat template: a file holding one, or the template itself (vLLM's
+  // --chat-template). Throws chat::TemplateError when it does not parse.
+  void use_chat_template(const std::string& template_or_file);
 };
 
 // The prompt ids of chat messages: the chat template, then the encoding (special tokens added only
