@@ -176,6 +176,57 @@ void parse_stop(const json& body, protocol::SamplingParams& s) {
   }
 }
 
+// The logits processing fields (OpenAI's penalties and logit_bias, vLLM's others), with vLLM's
+// meaning; the token ids are checked against the vocabulary by the tokenizer stage.
+void parse_logits_processing(const json& body, protocol::SamplingParams& s) {
+  auto number = [&](const char* name, float& out) {
+    if (const json* v = field(body, name)) out = static_cast<float>(get_number(*v, name));
+  };
+  number("repetition_penalty", s.repetition_penalty);
+  number("frequency_penalty", s.frequency_penalty);
+  number("presence_penalty", s.presence_penalty);
+  number("min_p", s.min_p);
+  if (const json* v = field(body, "logit_bias")) {
+    if (!v->is_object()) throw invalid_param("logit_bias", "'logit_bias' must be an object of token ids to numbers");
+    for (const auto& [key, value] : v->items()) {
+      // OpenAI's form: token ids as strings ("50256": -100); each bias clamped to [-100, 100].
+      size_t used = 0;
+      long long id = -1;
+      try {
+        id = std::stoll(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != key.size()) {
+        throw invalid_param("logit_bias", "'logit_bias' keys must be token ids, got '" + key + "'");
+      }
+      if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
+        throw invalid_param("logit_bias", "'logit_bias': token id " + key + " is out of range");
+      }
+      const double bias = get_number(value, "logit_bias");
+      if (!std::isfinite(bias)) throw invalid_param("logit_bias", "'logit_bias' values must be finite numbers");
+      s.logit_bias.push_back({static_cast<int32_t>(id), static_cast<float>(std::clamp(bias, -100.0, 100.0))});
+    }
+  }
+  if (const json* v = field(body, "allowed_token_ids")) {
+    if (!v->is_array() || v->empty()) {
+      throw invalid_param("allowed_token_ids", "'allowed_token_ids' must be a non-empty array of token ids");
+    }
+    for (const auto& e : *v) s.allowed_token_ids.push_back(get_int32(e, "allowed_token_ids"));
+  }
+  if (const json* v = field(body, "bad_words")) {
+    if (!v->is_array()) throw invalid_param("bad_words", "'bad_words' must be an array of strings");
+    for (const auto& e : *v) s.bad_words.push_back(get_string(e, "bad_words"));
+  }
+  if (const json* v = field(body, "truncate_prompt_tokens")) {
+    s.truncate_prompt_tokens = get_int32(*v, "truncate_prompt_tokens");
+    // 0 is the protocol's "off"; a client that sends it would ask for an empty prompt.
+    if (s.truncate_prompt_tokens == 0 || s.truncate_prompt_tokens < -1) {
+      throw invalid_param("truncate_prompt_tokens", "'truncate_prompt_tokens' must be -1 or at least 1");
+    }
+  }
+}
+
 void parse_logprobs(ApiKind kind, const json& body, OpenAiRequest& out, int max_logprobs) {
   auto& s = out.request.sampling;
   if (kind == ApiKind::kCompletions) {
@@ -233,6 +284,7 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
   if (const json* v = field(body, "ignore_eos")) s.ignore_eos = get_bool(*v, "ignore_eos");
   if (const json* v = field(body, "skip_special_tokens")) s.skip_special_tokens = get_bool(*v, "skip_special_tokens");
   parse_stop(body, s);
+  parse_logits_processing(body, s);
   if (const json* v = field(body, "include_stop_str_in_output")) {
     s.include_stop_str_in_output = get_bool(*v, "include_stop_str_in_output");
   }
@@ -243,6 +295,8 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
 
   if (options.max_model_len > 0 && !out.request.prompt_ids.empty()) {
     int64_t prompt = static_cast<int64_t>(out.request.prompt_ids.size());
+    if (s.truncate_prompt_tokens > 0) prompt = std::min<int64_t>(prompt, s.truncate_prompt_tokens);
+    if (s.truncate_prompt_tokens == -1) prompt = std::min<int64_t>(prompt, options.max_model_len);
     int64_t total = prompt + (max_tokens_given ? s.max_tokens : 1);
     if (total > options.max_model_len) {
       throw invalid_param("prompt", "this model's maximum context length is " + std::to_string(options.max_model_len) +
@@ -298,6 +352,36 @@ void validate_sampling(const protocol::SamplingParams& s, int max_model_len) {
   for (int32_t id : s.stop_token_ids) {
     if (id < 0) throw invalid_param("stop_token_ids", "'stop_token_ids' must not be negative");
   }
+  // vLLM's ranges for the logits processing fields.
+  if (!std::isfinite(s.repetition_penalty) || s.repetition_penalty <= 0.0f) {
+    throw invalid_param("repetition_penalty", "'repetition_penalty' must be a number > 0");
+  }
+  if (!(s.frequency_penalty >= -2.0f && s.frequency_penalty <= 2.0f)) {
+    throw invalid_param("frequency_penalty", "'frequency_penalty' must be in [-2, 2]");
+  }
+  if (!(s.presence_penalty >= -2.0f && s.presence_penalty <= 2.0f)) {
+    throw invalid_param("presence_penalty", "'presence_penalty' must be in [-2, 2]");
+  }
+  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) throw invalid_param("min_p", "'min_p' must be in [0, 1]");
+  for (const auto& b : s.logit_bias) {
+    if (b.token < 0) throw invalid_param("logit_bias", "'logit_bias' token ids must not be negative");
+    if (!(b.bias >= -100.0f && b.bias <= 100.0f)) throw invalid_param("logit_bias", "'logit_bias' values must be in [-100, 100]");
+  }
+  for (int32_t id : s.allowed_token_ids) {
+    if (id < 0) throw invalid_param("allowed_token_ids", "'allowed_token_ids' must not be negative");
+  }
+  for (const auto& word : s.bad_words) {
+    if (word.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+      throw invalid_param("bad_words", "'bad_words' entries must contain more than white space");
+    }
+  }
+  if (s.truncate_prompt_tokens < -1) {
+    throw invalid_param("truncate_prompt_tokens", "'truncate_prompt_tokens' must be -1 or at least 1");
+  }
+  if (max_model_len > 0 && s.truncate_prompt_tokens > max_model_len) {
+    throw invalid_param("truncate_prompt_tokens", "'truncate_prompt_tokens' " + std::to_string(s.truncate_prompt_tokens) +
+                                                      " is greater than max_model_len " + std::to_string(max_model_len));
+  }
 }
 
 void validate_generate_request(const protocol::GenerateRequest& req, int max_model_len) {
@@ -309,8 +393,10 @@ void validate_generate_request(const protocol::GenerateRequest& req, int max_mod
   for (int32_t id : req.prompt_ids) {
     if (id < 0) throw invalid_param("prompt_ids", "token id " + std::to_string(id) + " is negative");
   }
-  if (max_model_len > 0 && static_cast<int64_t>(req.prompt_ids.size()) >= max_model_len) {
-    throw invalid_param("prompt_ids", "the prompt has " + std::to_string(req.prompt_ids.size()) +
+  int64_t prompt_len = static_cast<int64_t>(req.prompt_ids.size());
+  if (req.sampling.truncate_prompt_tokens > 0) prompt_len = std::min<int64_t>(prompt_len, req.sampling.truncate_prompt_tokens);
+  if (max_model_len > 0 && prompt_len >= max_model_len) {
+    throw invalid_param("prompt_ids", "the prompt has " + std::to_string(prompt_len) +
                                           " tokens; this model's maximum context length is " +
                                           std::to_string(max_model_len));
   }
@@ -344,12 +430,6 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
   }
   parse_sampling(kind, body, out, options);
   if (const json* v = field(body, "add_special_tokens")) req.add_special_tokens = get_bool(*v, "add_special_tokens") ? 1 : 0;
-  if (const json* v = field(body, "truncate_prompt_tokens")) {
-    req.truncate_prompt_tokens = get_int32(*v, "truncate_prompt_tokens");
-    if (req.truncate_prompt_tokens < 1 && req.truncate_prompt_tokens != -1) {
-      throw invalid_param("truncate_prompt_tokens", "'truncate_prompt_tokens' must be -1 (the context length) or at least 1");
-    }
-  }
   if (const json* v = field(body, "request_id")) {
     out.client_request_id = get_string(*v, "request_id");
     if (out.client_request_id.empty()) throw invalid_param("request_id", "'request_id' must not be empty");

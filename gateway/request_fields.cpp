@@ -39,7 +39,6 @@ RequestField default_only(std::string_view name, bool completions, bool chat, bo
 
 constexpr std::string_view kNoGrammar =
     "is not supported: structured output and tool calls need the grammar engine, which is not wired in yet";
-constexpr std::string_view kSamplingPending = "is not supported yet (sampling penalties and masks)";
 
 }  // namespace
 
@@ -69,13 +68,13 @@ const std::vector<RequestField>& request_fields() {
       honoured("request_id", kC, kCh),
       honoured("return_token_ids", kC, kCh),
       honoured("predicted_output_tokens", kC, kCh),  // zinfer: the expected output length (sjf policy)
-      default_only("frequency_penalty", kC, kCh, is_zero, kSamplingPending),
-      default_only("presence_penalty", kC, kCh, is_zero, kSamplingPending),
-      default_only("repetition_penalty", kC, kCh, is_one, kSamplingPending),
-      default_only("min_p", kC, kCh, is_zero, kSamplingPending),
-      default_only("logit_bias", kC, kCh, is_empty, kSamplingPending),
-      default_only("bad_words", kC, kCh, is_empty, kSamplingPending),
-      default_only("allowed_token_ids", kC, kCh, never, kSamplingPending),
+      honoured("frequency_penalty", kC, kCh),
+      honoured("presence_penalty", kC, kCh),
+      honoured("repetition_penalty", kC, kCh),
+      honoured("min_p", kC, kCh),
+      honoured("logit_bias", kC, kCh),
+      honoured("bad_words", kC, kCh),
+      honoured("allowed_token_ids", kC, kCh),
       default_only("best_of", kC, kCh, is_at_most_one, "is not supported (one sample per choice)"),
       default_only("use_beam_search", kC, kCh, is_false, "is not supported (no beam search)"),
       default_only("length_penalty", kC, kCh, is_one, "is not supported (it only applies to beam search)"),

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpu/model_config.h"
+#include "gpu/sampling_rules.h"
 
 namespace zinfer::gpu {
 
@@ -21,6 +23,11 @@ struct SamplingConfig {
   int64_t seed = -1;         // -1 = unseeded; else token k of the sequence draws from (seed, k)
   int32_t sample_index = 0;  // how many tokens the sequence sampled before this one
   int32_t top_logprobs = 0;  // how many alternatives to report (0 = none)
+  // Penalties, min_p, logit_bias, bad words, allowed tokens, min_tokens (gpu/sampling_rules.h);
+  // null: none. The same object every step of a sequence: the backend keeps the sequence's
+  // sampled tokens (and on CUDA their counts, on the device) from the first step that carries it
+  // until the sequence is listed in BatchInput::finished.
+  std::shared_ptr<const SamplingRules> rules;
 };
 
 // One sequence's share of a step. token_ids occupy positions [start_pos, start_pos + num_tokens).
@@ -75,6 +82,16 @@ struct BackendOptions {
   // [model] CUDA backend: where the cuBLASLt choices of the start-up tuning are kept between
   // runs: "auto" ($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or "off".
   std::string tuning_cache = "auto";
+  // [model] tensor parallelism: the model split over this many ranks (CPU: threads; CUDA: one
+  // GPU each, devices 0..N-1), gpu/tensor_parallel_backend.h.
+  int32_t tensor_parallel_size = 1;
+};
+
+// Thrown by a backend that can run no further step (a tensor-parallel rank failed and its group
+// was stopped): the executor ends rather than answer every later step with the same error.
+class BackendFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct CacheGeometry {

@@ -1,5 +1,5 @@
 // The settings of gpu::BackendOptions that a config file sets: [model] path, device, dtype,
-// max_model_len, tuning_cache and [cache] block_size, gpu_memory_utilization, num_gpu_blocks, num_cpu_blocks,
+// max_model_len, tuning_cache, tensor_parallel_size and [cache] block_size, gpu_memory_utilization, num_gpu_blocks, num_cpu_blocks,
 // swap_space_mb, cpu_kv_cache_mb (settings/setting.h). A header of its own so that the CUDA sources,
 // which include gpu/backend.h, do not compile the descriptions.
 #pragma once
@@ -23,6 +23,8 @@ inline const settings::Settings<BackendOptions>& backend_settings() {
       settings::text<O>("model", "tuning_cache", &O::tuning_cache, {},
                         "cuda: where the start-up cuBLASLt tuning is kept between runs: auto "
                         "($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or off"),
+      settings::integer<O>("model", "tensor_parallel_size", &O::tensor_parallel_size, 1, 64,
+                           "ranks the model is split over (cpu: threads; cuda: GPUs 0..N-1, NCCL)"),
       settings::integer<O>("cache", "block_size", &O::block_size, 1, 256, "tokens per KV block"),
       settings::number<O>("cache", "gpu_memory_utilization", &O::gpu_memory_utilization, 0.05, 0.99,
                           "cuda: fraction of GPU memory for weights + workspace + KV cache"),

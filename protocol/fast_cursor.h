@@ -32,6 +32,13 @@ struct FastCursor {
     return true;
   }
 
+  // A nil (an absent optional field).
+  [[gnu::always_inline]] bool nil() {
+    if (p == end || *p != 0xc0) return false;
+    ++p;
+    return true;
+  }
+
   [[gnu::always_inline]] bool boolean(bool& out) {
     if (p == end || (*p != 0xc2 && *p != 0xc3)) return false;
     out = *p++ == 0xc3;

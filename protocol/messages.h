@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,7 +57,15 @@ enum class MessageType : uint16_t {
   kBenchPayload = 40,
 };
 
-// Sampling settings of one request (OpenAI's names where the concept is the same).
+// One entry of OpenAI's logit_bias: added to the token's logit before sampling.
+struct LogitBias {
+  int32_t token = 0;
+  float bias = 0.0f;
+  MSGPACK_DEFINE_MAP(token, bias);
+};
+
+// Sampling settings of one request (OpenAI's names where the concept is the same; vLLM's for
+// the fields OpenAI lacks, with vLLM's meaning).
 struct SamplingParams {
   int32_t max_tokens = 16;  // 0 = until the context is full (chat requests without max_tokens)
   int32_t min_tokens = 0;
@@ -71,10 +80,26 @@ struct SamplingParams {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   bool skip_special_tokens = true;
+  // (1.4) Logits processing, in vLLM's order (gpu/sampling_rules.h): allowed_token_ids, bad
+  // words, min_tokens' mask of eos and stop_token_ids, logit_bias, then the penalties; min_p
+  // after the temperature. The repetition penalty reads prompt and output tokens, frequency and
+  // presence penalties the output tokens only.
+  float repetition_penalty = 1.0f;  // > 0; 1 = off
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  float min_p = 0.0f;               // [0, 1]; 0 = off
+  std::vector<LogitBias> logit_bias;            // each token at most once
+  std::vector<int32_t> allowed_token_ids;       // empty = every token
+  std::vector<std::string> bad_words;           // text; the tokenizer stage fills bad_words_token_ids
+  std::vector<std::vector<int32_t>> bad_words_token_ids;
+  // Keep only the last N prompt tokens (applied by the tokenizer stage); 0 = off, -1 = max_model_len.
+  int32_t truncate_prompt_tokens = 0;
   // (1.4) Keep the text of the stop string or stop token that ended a sample (vLLM's name).
   bool include_stop_str_in_output = false;
   MSGPACK_DEFINE_MAP(max_tokens, min_tokens, temperature, top_p, top_k, seed, n, stop,
                      stop_token_ids, ignore_eos, logprobs, top_logprobs, skip_special_tokens,
+                     repetition_penalty, frequency_penalty, presence_penalty, min_p, logit_bias,
+                     allowed_token_ids, bad_words, bad_words_token_ids, truncate_prompt_tokens,
                      include_stop_str_in_output);
 };
 
@@ -105,11 +130,9 @@ struct GenerateRequest {
   // (1.4) Whether the tokenizer adds the special tokens (bos) to a prompt: -1 = the input's
   // default (yes for prompt text, no for chat, whose template writes them), 0 = no, 1 = yes.
   int32_t add_special_tokens = -1;
-  // (1.4) Keep only the last this many prompt tokens (vLLM's left truncation); 0 = keep all.
-  int32_t truncate_prompt_tokens = 0;
   MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
                      add_generation_prompt, enable_thinking, sampling, priority, arrival_ns, tenant,
-                     predicted_output_tokens, add_special_tokens, truncate_prompt_tokens);
+                     predicted_output_tokens, add_special_tokens);
 };
 
 // tokenizer -> scheduler.
@@ -272,6 +295,25 @@ struct BenchPayload {
 
 // ---- scheduler <-> executor -------------------------------------------------------------------
 
+// (1.4) A sequence's logits processing (gpu::SamplingRules), sent with its first sampling work
+// and kept by the executor until the sequence is listed in StepPlan::finished: static per
+// request, so a step does not carry it again.
+struct SamplingRules {
+  float repetition_penalty = 1.0f;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  float min_p = 0.0f;
+  std::vector<LogitBias> logit_bias;
+  std::vector<int32_t> allowed_token_ids;
+  std::vector<std::vector<int32_t>> bad_words;  // token sequences
+  int32_t min_tokens = 0;
+  std::vector<int32_t> min_tokens_stop_ids;     // eos (unless ignore_eos) and stop_token_ids
+  std::vector<int32_t> prompt_ids;              // for repetition_penalty; empty when it is off
+  std::vector<int32_t> output_ids;              // tokens the sequence generated before
+  MSGPACK_DEFINE_MAP(repetition_penalty, frequency_penalty, presence_penalty, min_p, logit_bias,
+                     allowed_token_ids, bad_words, min_tokens, min_tokens_stop_ids, prompt_ids, output_ids);
+};
+
 // One sequence's share of a step: `token_ids` are the new tokens it contributes (a prefill chunk,
 // or the one decode token); they occupy positions [start_pos, start_pos + size). When
 // `use_last_sampled` is set, token_ids is empty and the executor feeds the token it sampled for
@@ -294,8 +336,12 @@ struct SeqWork {
   // the sequence's earlier work (protocol 1.2). 0 = the whole table, what a scheduler that keeps
   // no record of what it sent always gives. A decode step that adds no block sends no entry.
   int32_t block_table_start = 0;
+  // (1.4) Set on the sequence's first work that samples, when its request processes logits
+  // (SamplingRules above); nil otherwise.
+  std::optional<SamplingRules> rules;
   MSGPACK_DEFINE(seq_id, token_ids, use_last_sampled, num_tokens, start_pos, block_table,
-                 sample, temperature, top_p, top_k, seed, sample_index, top_logprobs, block_table_start);
+                 sample, temperature, top_p, top_k, seed, sample_index, top_logprobs, block_table_start,
+                 rules);
 };
 
 struct BlockCopy {

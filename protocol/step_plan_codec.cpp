@@ -1,16 +1,48 @@
 // StepPlan and its records (SeqWork, BlockCopy): the scheduler -> executor message of every step.
+#include <cstring>
+#include <optional>
+
 #include "protocol/fast_cursor.h"
 #include "protocol/record_reuse.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
 
-// One capacity check for the record (a plan holds one per running sequence): 14 values of at
-// most 9 bytes, two array headers of at most 5, 9 bytes per array element.
+namespace {
+
+// SeqWork.rules: nil, or the SamplingRules map as msgpack-c writes it. It travels once per
+// sequence (its first sampling work), so msgpack-c's generic path costs nothing per step.
+std::string rules_bytes(const SamplingRules& rules) {
+  msgpack::sbuffer buf;
+  msgpack::pack(buf, rules);
+  return std::string(buf.data(), buf.size());
+}
+
+void read_rules(WireReader& r, std::optional<SamplingRules>& out) {
+  const uint8_t* begin = r.cursor();
+  r.skip();
+  if (*begin == 0xc0) {
+    out.reset();
+    return;
+  }
+  try {
+    msgpack::object_handle h =
+        msgpack::unpack(reinterpret_cast<const char*>(begin), static_cast<size_t>(r.cursor() - begin));
+    out = h.get().as<SamplingRules>();
+  } catch (const std::exception& e) {
+    throw ProtocolError(DecodeErrorKind::kWrongPayload, std::string("rules do not decode: ") + e.what());
+  }
+}
+
+}  // namespace
+
+// One capacity check for the record (a plan holds one per running sequence): 15 values of at
+// most 9 bytes, two array headers of at most 5, 9 bytes per array element, and the rules.
 void write_payload(WireWriter& w, const SeqWork& s) {
   using W = WireWriter;
-  char* p = w.begin_record(14 * 9 + 2 * 5 + 9 * (s.token_ids.size() + s.block_table.size()));
-  p = W::put_array_header(p, 14);
+  const std::string rules = s.rules ? rules_bytes(*s.rules) : std::string();
+  char* p = w.begin_record(15 * 9 + 2 * 5 + 9 * (s.token_ids.size() + s.block_table.size()) + rules.size());
+  p = W::put_array_header(p, 15);
   p = W::put_integer(p, s.seq_id);
   p = W::put_int_array(p, s.token_ids);
   p = W::put_bool(p, s.use_last_sampled);
@@ -25,21 +57,31 @@ void write_payload(WireWriter& w, const SeqWork& s) {
   p = W::put_integer(p, s.sample_index);
   p = W::put_integer(p, s.top_logprobs);
   p = W::put_integer(p, s.block_table_start);
+  if (s.rules) {
+    std::memcpy(p, rules.data(), rules.size());
+    p += rules.size();
+  } else {
+    *p++ = static_cast<char>(0xc0);
+  }
   w.end_record(p);
 }
 
 namespace {
 
-// A record of this version's 14 fields in the usual forms (fast_cursor.h); false leaves the
-// reader where it was (the record then goes through the checked path).
+// A record of this version's 15 fields in the usual forms, without rules (fast_cursor.h); false
+// leaves the reader where it was (the record then goes through the checked path).
 bool read_seq_work_fast(WireReader& r, SeqWork& s) {
   FastCursor c(r);
-  const bool ok = c.fixarray(14) && c.integer(s.seq_id) && c.int_array(s.token_ids) &&
+  const bool ok = c.fixarray(15) && c.integer(s.seq_id) && c.int_array(s.token_ids) &&
                   c.boolean(s.use_last_sampled) && c.integer(s.num_tokens) && c.integer(s.start_pos) &&
                   c.int_array(s.block_table) && c.boolean(s.sample) && c.float32(s.temperature) &&
                   c.float32(s.top_p) && c.integer(s.top_k) && c.integer(s.seed) && c.integer(s.sample_index) &&
-                  c.integer(s.top_logprobs) && c.integer(s.block_table_start) && s.block_table_start >= 0;
-  if (ok) c.commit(r);
+                  c.integer(s.top_logprobs) && c.integer(s.block_table_start) && s.block_table_start >= 0 &&
+                  c.nil();
+  if (ok) {
+    s.rules.reset();
+    c.commit(r);
+  }
   return ok;
 }
 
@@ -77,6 +119,8 @@ void read_payload(WireReader& r, SeqWork& s) {
     if (!f.next("block_table_start")) return;
     s.block_table_start = r.read_int<int32_t>();
     if (s.block_table_start < 0) throw ProtocolError(DecodeErrorKind::kWrongPayload, "negative block_table_start");
+    if (!f.next("rules")) return;
+    read_rules(r, s.rules);
   });
 }
 
@@ -178,7 +222,10 @@ void read_payload_reusing(WireReader& r, StepPlan& p) {
 size_t payload_size_hint(const StepPlan& p) {
   // Upper-bound-ish: 5 bytes per int (most are 1-3), the fixed fields of a SeqWork ~40 bytes.
   size_t bytes = 64 + 6 * (p.swap_out.size() + p.swap_in.size() + p.copy.size()) + 9 * p.finished.size();
-  for (const SeqWork& s : p.seqs) bytes += 48 + 5 * (s.token_ids.size() + s.block_table.size());
+  for (const SeqWork& s : p.seqs) {
+    bytes += 48 + 5 * (s.token_ids.size() + s.block_table.size());
+    if (s.rules) bytes += 64 + 5 * (s.rules->prompt_ids.size() + s.rules->allowed_token_ids.size());
+  }
   return bytes;
 }
 

@@ -1,6 +1,8 @@
 #include "actors/executor/executor_actor.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "protocol/block_table_delta.h"
@@ -17,10 +19,31 @@ int32_t effective_max_model_len(const gpu::BackendOptions& options, const gpu::M
   return static_cast<int32_t>(model.max_position_embeddings);
 }
 
+std::shared_ptr<const gpu::SamplingRules> to_backend_rules(const protocol::SamplingRules& in) {
+  auto out = std::make_shared<gpu::SamplingRules>();
+  out->repetition_penalty = in.repetition_penalty;
+  out->frequency_penalty = in.frequency_penalty;
+  out->presence_penalty = in.presence_penalty;
+  out->min_p = in.min_p;
+  std::map<int32_t, float> bias;
+  for (const auto& b : in.logit_bias) bias[b.token] = b.bias;
+  out->logit_bias.assign(bias.begin(), bias.end());
+  out->allowed_token_ids = in.allowed_token_ids;
+  std::sort(out->allowed_token_ids.begin(), out->allowed_token_ids.end());
+  out->allowed_token_ids.erase(std::unique(out->allowed_token_ids.begin(), out->allowed_token_ids.end()),
+                               out->allowed_token_ids.end());
+  out->bad_words = in.bad_words;
+  out->min_tokens = in.min_tokens;
+  out->min_tokens_stop_ids = in.min_tokens_stop_ids;
+  out->prompt_ids = in.prompt_ids;
+  out->output_ids = in.output_ids;
+  return out;
+}
+
 // The step's batch, written over the previous step's: the per-sequence vectors are swapped
 // between the plan and the batch (the plan is not needed after), so both keep their memory for
 // the next step and a step allocates nothing per sequence. Every field is set.
-void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& b) {
+void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& b, SequenceRules& rules) {
   b.seqs.resize(plan.seqs.size());
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     protocol::SeqWork& w = plan.seqs[i];
@@ -39,6 +62,11 @@ void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& b) {
     s.sampling.seed = w.seed;
     s.sampling.sample_index = w.sample_index;
     s.sampling.top_logprobs = w.top_logprobs;
+    if (w.rules) rules[w.seq_id] = to_backend_rules(*w.rules);
+    if (s.sample && !rules.empty()) {
+      auto it = rules.find(w.seq_id);
+      if (it != rules.end()) s.sampling.rules = it->second;
+    }
   }
   b.swap_out.clear();
   b.swap_in.clear();
@@ -47,6 +75,7 @@ void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& b) {
   for (auto& c : plan.swap_in) b.swap_in.emplace_back(c.src, c.dst);
   for (auto& c : plan.copy) b.copy.emplace_back(c.src, c.dst);
   b.finished.swap(plan.finished);
+  for (uint64_t id : b.finished) rules.erase(id);
 }
 
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled) {
@@ -87,10 +116,12 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
     // not copied: a copy would cost time per step in proportion to every running context,
     // docs/benchmarks/scheduler.md).
     protocol::BlockTableMirror tables;
+    SequenceRules rules;  // sampling rules of the sequences that have them
     // Each step's plan is decoded into the last one and its batch written over the last batch
     // (to_batch_input), so that their vectors' memory serves every step.
     protocol::StepPlan plan;
     gpu::BatchInput batch;
+    std::string fatal;
     runtime::Loop loop(&pipe);
     link->watch(loop, [&](runtime::Link& peer) {
       for (int i = 0; i < 16; ++i) {
@@ -105,7 +136,7 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
             auto start = std::chrono::steady_clock::now();
             try {
               tables.lend(plan);
-              to_batch_input(plan, batch);
+              to_batch_input(plan, batch, rules);
               auto give_back = [&] {
                 for (auto& s : batch.seqs) tables.take_back(s.seq_id, std::move(s.block_table));
               };
@@ -116,6 +147,13 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
                 throw;
               }
               give_back();
+            } catch (const gpu::BackendFailure& e) {
+              // The backend can run no further step (a tensor-parallel rank failed): this
+              // step's requests get the error, then the executor ends and the server with it.
+              log->error("step {} failed and the backend is stopped: {}", step_id, e.what());
+              result.step_id = step_id;
+              result.error = e.what();
+              fatal = e.what();
             } catch (const std::exception& e) {
               log->error("step {} failed: {}", step_id, e.what());
               result.step_id = step_id;
@@ -124,6 +162,7 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
             result.forward_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                     std::chrono::steady_clock::now() - start).count();
             runtime::send_message(peer, result);
+            if (!fatal.empty()) throw gpu::BackendFailure(fatal);
           } else if (f.type() == protocol::MessageType::kExecutorInfoRequest) {
             protocol::ExecutorInfo info;
             info.backend = backend->name();

@@ -5,6 +5,9 @@
 // A step that fails is answered with StepResult.error; the actor keeps serving.
 #pragma once
 
+#include <memory>
+#include <unordered_map>
+
 #include "gpu/backend.h"
 #include "protocol/messages.h"
 #include "runtime/actor.h"
@@ -15,10 +18,19 @@ namespace zinfer::actors {
 // Loads the backend `backend` describes and serves endpoints.executor.
 runtime::ActorBody executor_actor(gpu::BackendOptions backend, runtime::EndpointsConfig endpoints);
 
+// Each sequence's sampling rules, from the SeqWork that brought them until the plan that lists
+// the sequence as finished: every later sampling step of the sequence carries the same object.
+using SequenceRules = std::unordered_map<uint64_t, std::shared_ptr<const gpu::SamplingRules>>;
+
+// The backend's form of a sequence's rules (logit_bias sorted by token, the last value of a
+// repeated token kept; allowed_token_ids sorted without repeats).
+std::shared_ptr<const gpu::SamplingRules> to_backend_rules(const protocol::SamplingRules& rules);
+
 // Translation between the protocol and the backend. to_batch_input writes the plan's step over
 // the batch of an earlier step, swapping the token ids, block tables and finished list between
-// the two instead of copying them: both keep their memory for the next step.
-void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& batch);
+// the two instead of copying them: both keep their memory for the next step. `rules` takes the
+// rules the plan brings and drops those of its finished sequences.
+void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& batch, SequenceRules& rules);
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled);
 
 // The context length the options and model give: options.max_model_len when set, else the

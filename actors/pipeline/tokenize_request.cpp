@@ -58,6 +58,40 @@ protocol::ErrorReply bad_request(uint64_t id, const std::string& kind, const std
   return protocol::ErrorReply{id, 400, kind, message};
 }
 
+// vLLM's tokenization of bad_words: each word as written (leading spaces removed) and, when it
+// makes a different first token of the same length, with one leading space, so that the word is
+// banned both at the start of the text and after a space.
+std::vector<std::vector<int32_t>> bad_word_sequences(const tok::Tokenizer& tokenizer,
+                                                     const std::vector<std::string>& words) {
+  std::vector<std::vector<int32_t>> out;
+  for (const std::string& word : words) {
+    const size_t start = word.find_first_not_of(" \t\n\r\f\v");
+    const std::string bare = start == std::string::npos ? std::string() : word.substr(start);
+    if (bare.empty()) throw std::invalid_argument("'bad_words' entries must contain more than white space");
+    std::vector<int32_t> plain = tokenizer.encode(bare, /*add_special_tokens=*/false);
+    std::vector<int32_t> spaced = tokenizer.encode(" " + bare, /*add_special_tokens=*/false);
+    if (plain.empty()) throw std::invalid_argument("'bad_words' entry '" + word + "' encodes to no token");
+    const bool add_spaced = !spaced.empty() && spaced[0] != plain[0] && spaced.size() == plain.size();
+    out.push_back(std::move(plain));
+    if (add_spaced) out.push_back(std::move(spaced));
+  }
+  return out;
+}
+
+// The sampling fields that name token ids, checked against the vocabulary; "" when they are fine.
+std::string out_of_vocabulary(const protocol::SamplingParams& s, int32_t vocab) {
+  auto outside = [vocab](int32_t id) { return id < 0 || id >= vocab; };
+  const std::string range = " is outside the vocabulary [0, " + std::to_string(vocab) + ")";
+  for (const auto& b : s.logit_bias)
+    if (outside(b.token)) return "'logit_bias': token id " + std::to_string(b.token) + range;
+  for (int32_t id : s.allowed_token_ids)
+    if (outside(id)) return "'allowed_token_ids': token id " + std::to_string(id) + range;
+  for (const auto& word : s.bad_words_token_ids)
+    for (int32_t id : word)
+      if (outside(id)) return "'bad_words': token id " + std::to_string(id) + range;
+  return {};
+}
+
 }  // namespace
 
 std::vector<int32_t> encode_chat(const TokenizerResources& res, const std::vector<protocol::ChatMessage>& messages,
@@ -132,13 +166,35 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   } catch (const std::exception& e) {
     return bad_request(req.request_id, "invalid_request", std::string("cannot prepare the prompt: ") + e.what());
   }
-  // vLLM's truncate_prompt_tokens keeps the prompt's last tokens (-1: as many as the context has).
-  if (req.truncate_prompt_tokens != 0) {
-    const size_t keep = req.truncate_prompt_tokens < 0 ? static_cast<size_t>(std::max(res.max_model_len, 0))
-                                                       : static_cast<size_t>(req.truncate_prompt_tokens);
-    if (out.prompt_ids.size() > keep) out.prompt_ids.erase(out.prompt_ids.begin(), out.prompt_ids.end() - keep);
-  }
   if (out.prompt_ids.empty()) return bad_request(req.request_id, "invalid_request", "the prompt is empty");
+  if (const int32_t t = out.sampling.truncate_prompt_tokens; t != 0) {
+    // vLLM's truncate_prompt_tokens: keep the last t tokens (-1: max_model_len of them).
+    const int32_t keep = t == -1 ? res.max_model_len : t;
+    if (keep < 1) {
+      return bad_request(req.request_id, "invalid_request", "'truncate_prompt_tokens' must be -1 or at least 1");
+    }
+    if (keep > res.max_model_len) {
+      return bad_request(req.request_id, "invalid_request",
+                         "'truncate_prompt_tokens' " + std::to_string(keep) + " is greater than max_model_len " +
+                             std::to_string(res.max_model_len));
+    }
+    if (static_cast<int32_t>(out.prompt_ids.size()) > keep) {
+      out.prompt_ids.erase(out.prompt_ids.begin(), out.prompt_ids.end() - keep);
+    }
+  }
+  if (!out.sampling.bad_words.empty()) {
+    if (!res.tokenizer) {
+      return bad_request(req.request_id, "invalid_request", "'bad_words' needs the model's tokenizer.json");
+    }
+    try {
+      out.sampling.bad_words_token_ids = bad_word_sequences(*res.tokenizer, out.sampling.bad_words);
+    } catch (const std::exception& e) {
+      return bad_request(req.request_id, "invalid_request", e.what());
+    }
+  }
+  if (std::string why = out_of_vocabulary(out.sampling, res.vocab_size); !why.empty()) {
+    return bad_request(req.request_id, "invalid_request", why);
+  }
   for (int32_t id : out.sampling.stop_token_ids) {
     if (id < 0 || id >= res.vocab_size) {
       return bad_request(req.request_id, "invalid_request",

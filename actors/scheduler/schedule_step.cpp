@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "actors/scheduler/sampling_rules.h"
 #include "actors/scheduler/scheduler_core.h"
 #include "protocol/record_reuse.h"
 
@@ -251,6 +252,13 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
   w.seed = s.seed;
   w.sample_index = s.num_outputs() + s.num_pending;
   w.top_logprobs = r.sampling.logprobs ? std::max(0, r.sampling.top_logprobs) : 0;
+  if (w.sample && !s.rules_sent && has_sampling_rules(r.sampling)) {
+    // The executor keeps them until the sequence is reported finished.
+    const std::span<const int32_t> tokens(s.tokens);
+    w.rules = sampling_rules(r.sampling, tokens.first(static_cast<size_t>(s.num_prompt())),
+                             tokens.subspan(static_cast<size_t>(s.num_prompt())), config_.eos_token_ids);
+    s.rules_sent = true;
+  }
   b.record.works.push_back(PlannedWork{s.seq_id, s.epoch, s.num_computed + num_new, num_new, w.sample});
 
   s.num_computed += num_new;

@@ -46,6 +46,7 @@ struct Sequence {
   SeqStatus status = SeqStatus::kWaiting;
   bool preempted = false;
   bool ever_scheduled = false;        // the executor may hold state for it
+  bool rules_sent = false;            // its sampling rules went with a sampling work (the executor keeps them)
   uint64_t epoch = 0;                 // bumped whenever its blocks are dropped (recompute)
   uint64_t not_before_step = 0;       // it may not run in an earlier step (after fork)
   uint64_t scheduled_step = 0;        // the last step it was planned in

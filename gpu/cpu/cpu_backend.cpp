@@ -12,19 +12,20 @@
 #include "gpu/cpu/kv_cache.h"
 #include "gpu/cpu/model.h"
 #include "gpu/cpu/sampler.h"
+#include "gpu/sampling_rules.h"
 
 namespace zinfer::gpu::cpu {
 namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const BackendOptions& options)
+  CpuBackend(const BackendOptions& options, const RankContext& rank)
       : config_(load_model_config(options.model_dir)),
-        model_(config_, WeightSet(options.model_dir)),
-        cache_(make_cache(options, config_)),
-        rng_(std::random_device{}()) {
-    // 0: OpenMP's default (OMP_NUM_THREADS, else every core).
-    num_threads_ = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
+        model_(config_, WeightSet(options.model_dir), rank),
+        cache_(make_cache(options, model_.local_config(), rank)),
+        rng_(rank.group != nullptr ? rank.seed : std::random_device{}()) {
+    // 0: OpenMP's default (OMP_NUM_THREADS, else every core), shared by a group's ranks.
+    num_threads_ = std::max(1, (options.num_threads > 0 ? options.num_threads : omp_get_max_threads()) / rank.size());
     max_model_len_ = options.max_model_len > 0 ? options.max_model_len : config_.max_position_embeddings;
   }
 
@@ -39,7 +40,10 @@ class CpuBackend final : public Backend {
 
   std::vector<SampledToken> step(const BatchInput& batch) override {
     omp_set_num_threads(num_threads_);  // a per-thread setting: step() may run on any thread
-    for (uint64_t id : batch.finished) last_sampled_.erase(id);
+    for (uint64_t id : batch.finished) {
+      last_sampled_.erase(id);
+      history_.drop(id);
+    }
     // Swap-outs first: a device block freed by one may be the target of a swap-in.
     for (const auto& [device, host] : batch.swap_out) cache_.swap_out(device, host);
     for (const auto& [host, device] : batch.swap_in) cache_.swap_in(host, device);
@@ -60,14 +64,20 @@ class CpuBackend final : public Backend {
     const int64_t rows = static_cast<int64_t>(sampled.size());
     std::vector<uint64_t> unseeded(rows);
     for (auto& u : unseeded) u = rng_();
+    // The generated tokens of the rows with rules (penalties and bad words read them).
+    std::vector<SampledHistory::Entry*> histories(rows, nullptr);
+    for (int64_t r = 0; r < rows; ++r)
+      if (sampled[r]->sampling.rules) histories[r] = &history_.track(sampled[r]->seq_id, sampled[r]->sampling.rules);
     std::vector<Sample> samples(rows);
 #pragma omp parallel for schedule(dynamic, 1) if (rows > 1)
     for (int64_t r = 0; r < rows; ++r)
       samples[r] = sample_logits(logits.data() + r * config_.vocab_size, config_.vocab_size, sampled[r]->sampling,
-                                 unseeded[r]);
+                                 unseeded[r], histories[r] ? std::span<const int32_t>(histories[r]->outputs)
+                                                           : std::span<const int32_t>());
     std::vector<SampledToken> out;
     out.reserve(rows);
     for (int64_t r = 0; r < rows; ++r) {
+      if (histories[r]) histories[r]->outputs.push_back(samples[r].token);
       last_sampled_[sampled[r]->seq_id] = samples[r].token;
       out.push_back(SampledToken{sampled[r]->seq_id, samples[r].token, samples[r].logprob, std::move(samples[r].top)});
     }
@@ -83,7 +93,8 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static KvCache make_cache(const BackendOptions& o, const ModelConfig& c) {
+  // c is the rank's local config (its KV heads); a group agrees on the smallest block count.
+  static KvCache make_cache(const BackendOptions& o, const ModelConfig& c, const RankContext& rank) {
     if (o.block_size <= 0) throw std::invalid_argument("block_size must be positive");
     int64_t blocks = o.num_gpu_blocks;
     if (blocks <= 0) {
@@ -94,21 +105,33 @@ class CpuBackend final : public Backend {
         throw std::invalid_argument("cpu_kv_cache_bytes " + std::to_string(o.cpu_kv_cache_bytes) +
                                     " holds no KV block of " + std::to_string(per_block) + " bytes");
     }
-    const int64_t host_blocks =
+    int64_t host_blocks =
         o.num_cpu_blocks > 0
             ? o.num_cpu_blocks
             : o.swap_space_bytes /
                   KvCache::bytes_per_block(c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim);
+    if (rank.group != nullptr) {
+      blocks = rank.group->all_reduce_min(rank.rank, blocks);
+      host_blocks = rank.group->all_reduce_min(rank.rank, host_blocks);
+    }
     return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim);
   }
 
   // Checked before the step so that sampling, which runs in parallel, cannot throw.
-  static void check_sampling(const SamplingConfig& c, const std::string& who) {
+  void check_sampling(uint64_t seq_id, const SamplingConfig& c, const std::string& who) {
     if (!(c.temperature >= 0.0f) || std::isinf(c.temperature))
       throw std::invalid_argument(who + ": temperature " + std::to_string(c.temperature) + " is not >= 0");
     if (!(c.top_p > 0.0f && c.top_p <= 1.0f))
       throw std::invalid_argument(who + ": top_p " + std::to_string(c.top_p) + " is outside (0, 1]");
     if (c.top_logprobs < 0) throw std::invalid_argument(who + ": negative top_logprobs");
+    const SampledHistory::Entry* known = history_.find(seq_id);
+    if (c.rules && (known == nullptr || known->rules != c.rules)) {  // checked once per sequence
+      try {
+        c.rules->validate(config_.vocab_size);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(who + ": " + e.what());
+      }
+    }
   }
 
   // Adds one sequence's tokens to the flattened batch after checking it against the cache.
@@ -126,7 +149,7 @@ class CpuBackend final : public Backend {
                                     std::to_string(tokens.size()) + " token ids");
     }
     if (tokens.empty()) throw std::invalid_argument(who + ": no tokens");
-    if (seq.sample) check_sampling(seq.sampling, who);
+    if (seq.sample) check_sampling(seq.seq_id, seq.sampling, who);
     if (seq.start_pos < 0) throw std::invalid_argument(who + ": negative start_pos");
     const int64_t end_pos = static_cast<int64_t>(seq.start_pos) + static_cast<int64_t>(tokens.size());
     if (end_pos > max_model_len_)
@@ -165,12 +188,13 @@ class CpuBackend final : public Backend {
   int64_t max_model_len_ = 0;
   int num_threads_ = 1;
   std::unordered_map<uint64_t, int32_t> last_sampled_;
+  SampledHistory history_;  // sequences sampling under rules
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
-  return std::make_unique<CpuBackend>(options);
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const RankContext& rank) {
+  return std::make_unique<CpuBackend>(options, rank);
 }
 
 }  // namespace zinfer::gpu::cpu

@@ -5,10 +5,12 @@
 #include <memory>
 
 #include "gpu/backend.h"
+#include "gpu/rank_group.h"
 
 namespace zinfer::gpu::cpu {
 
-// Loads options.model_dir; throws ModelConfigError / SafetensorsError / std::runtime_error.
-std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options);
+// Loads options.model_dir (a rank of a tensor-parallel group loads its shard); throws
+// ModelConfigError / SafetensorsError / std::runtime_error.
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options, const RankContext& rank = {});
 
 }  // namespace zinfer::gpu::cpu

@@ -7,9 +7,10 @@ namespace zinfer::gpu::cpu {
 
 using models::Buffer;
 
-CpuForwardOps::CpuForwardOps(const ModelConfig& config, const CpuWeightStore& weights,
-                             const std::vector<float>& inv_freq, const ForwardBatch& batch, KvCache& cache)
-    : c_(config), w_(weights), inv_freq_(inv_freq), batch_(batch), cache_(cache),
+CpuForwardOps::CpuForwardOps(const ModelConfig& config, models::Range vocab, const RankContext& rank,
+                             const CpuWeightStore& weights, const std::vector<float>& inv_freq,
+                             const ForwardBatch& batch, KvCache& cache)
+    : c_(config), vocab_(vocab), rank_(rank), w_(weights), inv_freq_(inv_freq), batch_(batch), cache_(cache),
       T_(static_cast<int64_t>(batch.tokens.size())) {
   const int64_t H = c_.hidden_size, I = c_.intermediate_size, D = c_.head_dim;
   const int64_t nH = c_.num_attention_heads, nKV = c_.num_key_value_heads;
@@ -33,10 +34,20 @@ std::vector<float>& CpuForwardOps::buffer(Buffer b) {
   return qkv_;
 }
 
+void CpuForwardOps::all_reduce(std::vector<float>& v, size_t n) {
+  if (rank_.group != nullptr) rank_.group->all_reduce_sum(rank_.rank, v.data(), n);
+}
+
 void CpuForwardOps::embed(models::Linear table) {
+  // A token's row is on the rank whose vocabulary slice holds it; the others add zeros.
   const int64_t H = c_.hidden_size;
   const Matrix& e = w_.matrix(table);
-  for (int64_t t = 0; t < T_; ++t) e.row(batch_.tokens[t], x_.data() + t * H);
+  for (int64_t t = 0; t < T_; ++t) {
+    const int64_t row = batch_.tokens[t] - vocab_.begin;
+    if (row >= 0 && row < vocab_.count) e.row(row, x_.data() + t * H);
+    else std::fill(x_.data() + t * H, x_.data() + (t + 1) * H, 0.0f);
+  }
+  all_reduce(x_, static_cast<size_t>(T_ * H));
 }
 
 void CpuForwardOps::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
@@ -84,8 +95,15 @@ void CpuForwardOps::attention(int32_t layer) {
 }
 
 void CpuForwardOps::linear_residual(Buffer in, models::Linear w, models::Vector bias) {
+  // Row-parallel: the ranks' products are summed before the add, and the bias is added once.
   const int64_t H = c_.hidden_size;
-  w_.matrix(w).apply(buffer(in).data(), w_.data(bias), proj_.data(), T_);
+  const bool grouped = rank_.group != nullptr;
+  w_.matrix(w).apply(buffer(in).data(), grouped ? nullptr : w_.data(bias), proj_.data(), T_);
+  if (grouped) {
+    all_reduce(proj_, static_cast<size_t>(T_ * H));
+    if (const float* b = w_.data(bias))
+      for (int64_t t = 0; t < T_; ++t) add_inplace(proj_.data() + t * H, b, static_cast<size_t>(H));
+  }
   add_inplace(x_.data(), proj_.data(), static_cast<size_t>(T_ * H));
 }
 
@@ -100,7 +118,22 @@ void CpuForwardOps::logits(models::Vector norm, models::Linear head) {
   }
   rms_norm(last.data(), w_.data(norm), last.data(), R, H, static_cast<float>(c_.rms_norm_eps));
   logits_.resize(R * V);
-  w_.matrix(head).apply(last.data(), nullptr, logits_.data(), R);
+  if (rank_.group == nullptr) {
+    w_.matrix(head).apply(last.data(), nullptr, logits_.data(), R);
+    return;
+  }
+  // Vocab-parallel head: each rank's [R, Vr] slice, gathered as [ranks, R, Vr], then laid out
+  // as [R, V] without the padding rows past the vocabulary.
+  const int64_t Vr = vocab_.count, N = rank_.size();
+  std::vector<float> local(R * Vr), gathered(N * R * Vr);
+  w_.matrix(head).apply(last.data(), nullptr, local.data(), R);
+  rank_.group->all_gather(rank_.rank, local.data(), static_cast<size_t>(R * Vr), gathered.data());
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t v0 = n * Vr, width = std::min(Vr, V - v0);
+    for (int64_t r = 0; r < R && width > 0; ++r)
+      std::copy(gathered.data() + (n * R + r) * Vr, gathered.data() + (n * R + r) * Vr + width,
+                logits_.data() + r * V + v0);
+  }
 }
 
 }  // namespace zinfer::gpu::cpu

@@ -9,6 +9,7 @@
 #include "gpu/cpu/ops.h"
 #include "gpu/model_config.h"
 #include "gpu/models/forward_ops.h"
+#include "gpu/rank_group.h"
 
 namespace zinfer::gpu::cpu {
 
@@ -21,10 +22,15 @@ struct ForwardBatch {
   std::vector<int64_t> logit_rows; // tokens whose next-token logits are wanted
 };
 
+// Under tensor parallelism (gpu/models/tensor_parallel.h) `config` is the rank's local config,
+// the embedding and LM head hold the rank's vocabulary rows, and the ops sum the ranks' partial
+// results through the rank group: after the embedding and after each linear_residual (whose
+// weight is row-parallel in every definition); logits() gathers the vocabulary.
 class CpuForwardOps final : public models::ForwardOps {
  public:
-  CpuForwardOps(const ModelConfig& config, const CpuWeightStore& weights, const std::vector<float>& inv_freq,
-                const ForwardBatch& batch, KvCache& cache);
+  CpuForwardOps(const ModelConfig& config, models::Range vocab, const RankContext& rank,
+                const CpuWeightStore& weights, const std::vector<float>& inv_freq, const ForwardBatch& batch,
+                KvCache& cache);
 
   void embed(models::Linear table) override;
   void norm_linear(models::Vector norm, models::Linear w, models::Buffer out) override;
@@ -40,7 +46,11 @@ class CpuForwardOps final : public models::ForwardOps {
  private:
   std::vector<float>& buffer(models::Buffer b);
 
+  void all_reduce(std::vector<float>& v, size_t n);
+
   const ModelConfig& c_;
+  models::Range vocab_;  // the rank's rows of the embedding and LM head
+  const RankContext& rank_;
   const CpuWeightStore& w_;
   const std::vector<float>& inv_freq_;  // [head_dim / 2]
   const ForwardBatch& batch_;

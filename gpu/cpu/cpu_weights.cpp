@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "gpu/tensor_slice.h"
+
 namespace zinfer::gpu::cpu {
 
 namespace {
@@ -13,7 +15,7 @@ const WeightSet& open(const WeightSet* checkpoint) {
 
 models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& parts) {
   Matrix m;
-  for (const models::TensorPart& p : parts) m.append(open(checkpoint_).get(p.name, p.shape));
+  for (const models::TensorPart& p : parts) m.append(TensorSlice(open(checkpoint_).get(p.name, p.shape), p).view());
   matrices_.push_back(std::move(m));
   return models::Linear{static_cast<int32_t>(matrices_.size() - 1)};
 }
@@ -21,7 +23,8 @@ models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& par
 models::Vector CpuWeightStore::vector(const std::vector<models::TensorPart>& parts) {
   std::vector<float> out;
   for (const models::TensorPart& p : parts) {
-    const TensorView& t = open(checkpoint_).get(p.name, p.shape);
+    const TensorSlice slice(open(checkpoint_).get(p.name, p.shape), p);
+    const TensorView& t = slice.view();
     const size_t old = out.size();
     out.resize(old + static_cast<size_t>(t.numel()));
     to_float32(t, out.data() + old);

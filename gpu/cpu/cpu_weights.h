@@ -14,11 +14,14 @@ namespace zinfer::gpu::cpu {
 class CpuWeightStore final : public models::WeightStore {
  public:
   // Reads `checkpoint` until finish_loading(); the tensors are copied, not kept mapped.
-  explicit CpuWeightStore(const WeightSet& checkpoint) : checkpoint_(&checkpoint) {}
+  // A tensor-parallel rank keeps its slices (gpu/models/tensor_parallel.h).
+  explicit CpuWeightStore(const WeightSet& checkpoint, models::TensorParallel tp = {})
+      : checkpoint_(&checkpoint), tp_(tp) {}
   void finish_loading() { checkpoint_ = nullptr; }
 
   models::Linear linear(const std::vector<models::TensorPart>& parts) override;
   models::Vector vector(const std::vector<models::TensorPart>& parts) override;
+  models::TensorParallel parallel() const override { return tp_; }
 
   const Matrix& matrix(models::Linear w) const { return matrices_.at(static_cast<size_t>(w.id)); }
   // nullptr for an invalid handle (an absent bias or norm).
@@ -28,6 +31,7 @@ class CpuWeightStore final : public models::WeightStore {
 
  private:
   const WeightSet* checkpoint_;
+  models::TensorParallel tp_;
   std::vector<Matrix> matrices_;
   std::vector<std::vector<float>> vectors_;
 };

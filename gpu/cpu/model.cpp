@@ -4,14 +4,20 @@
 
 namespace zinfer::gpu::cpu {
 
-Model::Model(const ModelConfig& config, const WeightSet& checkpoint)
-    : config_(config), weights_(checkpoint), definition_(models::build_model(config_, weights_)),
+namespace {
+models::TensorParallel tp_of(const RankContext& rank) { return {rank.rank, rank.size()}; }
+}  // namespace
+
+Model::Model(const ModelConfig& config, const WeightSet& checkpoint, const RankContext& rank)
+    : config_(config), rank_(rank), local_(models::local_config(config, tp_of(rank))),
+      sharding_(models::shard(config, tp_of(rank))), weights_(checkpoint, tp_of(rank)),
+      definition_(models::build_model(config_, weights_)),
       inv_freq_(rope_inv_freq(config_)) {
   weights_.finish_loading();
 }
 
 std::vector<float> Model::forward(const ForwardBatch& batch, KvCache& cache) {
-  CpuForwardOps ops(config_, weights_, inv_freq_, batch, cache);
+  CpuForwardOps ops(local_, sharding_.vocab, rank_, weights_, inv_freq_, batch, cache);
   definition_->layers(ops);
   definition_->head(ops);
   return std::move(ops.result());

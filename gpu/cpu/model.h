@@ -11,6 +11,8 @@
 #include "gpu/cpu/kv_cache.h"
 #include "gpu/model_config.h"
 #include "gpu/models/model_definition.h"
+#include "gpu/models/tensor_parallel.h"
+#include "gpu/rank_group.h"
 #include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cpu {
@@ -19,9 +21,12 @@ class Model {
  public:
   // Throws SafetensorsError for a missing or misshapen tensor, naming it, and ModelConfigError
   // for an architecture no definition is registered for.
-  Model(const ModelConfig& config, const WeightSet& weights);
+  // A rank of a tensor-parallel group loads and computes its shard (gpu/models/tensor_parallel.h).
+  Model(const ModelConfig& config, const WeightSet& weights, const RankContext& rank = {});
 
   const ModelConfig& config() const { return config_; }
+  // The config this rank computes with (its heads, KV heads and MLP columns).
+  const ModelConfig& local_config() const { return local_; }
 
   // Runs the batch through all layers, writing each token's K/V into `cache`, and returns the
   // logits of batch.logit_rows: [logit_rows.size(), vocab].
@@ -29,6 +34,9 @@ class Model {
 
  private:
   ModelConfig config_;
+  RankContext rank_;
+  ModelConfig local_;
+  models::Sharding sharding_;
   CpuWeightStore weights_;
   std::unique_ptr<models::ModelDefinition> definition_;
   std::vector<float> inv_freq_;  // [head_dim / 2]

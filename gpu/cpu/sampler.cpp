@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -34,20 +35,50 @@ double counter_uniform(uint64_t seed, uint64_t counter) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;  // 53 random bits
 }
 
-Sample sample_logits(const float* logits, int32_t vocab, const SamplingConfig& config, uint64_t unseeded_seed) {
+Sample sample_logits(const float* raw, int32_t vocab, const SamplingConfig& config, uint64_t unseeded_seed,
+                     std::span<const int32_t> outputs) {
   if (vocab <= 0) throw std::invalid_argument("sample_logits: empty vocabulary");
-  // log-softmax normaliser of the raw logits.
-  float max_logit = logits[0];
-  int32_t argmax = 0;
+  // log-softmax normaliser of the raw logits: what logprobs report.
+  float raw_max = raw[0];
+  int32_t raw_argmax = 0;
   for (int32_t i = 1; i < vocab; ++i)
-    if (logits[i] > max_logit) max_logit = logits[i], argmax = i;
+    if (raw[i] > raw_max) raw_max = raw[i], raw_argmax = i;
   double sum = 0.0;
-  for (int32_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - max_logit);
-  const double log_z = max_logit + std::log(sum);
-  auto logprob = [&](int32_t i) { return static_cast<float>(logits[i] - log_z); };
+  for (int32_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(raw[i]) - raw_max);
+  const double log_z = raw_max + std::log(sum);
+  auto logprob = [&](int32_t i) { return static_cast<float>(raw[i] - log_z); };
+
+  // The logits the token is drawn from: the raw ones, or a copy the rules changed.
+  const bool greedy = config.temperature <= 0.0f || config.top_k == 1;
+  std::vector<float> processed;
+  const float* logits = raw;
+  const SamplingRules* rules = config.rules.get();
+  if (rules != nullptr) {
+    processed.assign(raw, raw + vocab);
+    apply_sampling_rules(processed.data(), vocab, *rules, outputs, config.sample_index);
+    logits = processed.data();
+  }
+  float max_logit = -std::numeric_limits<float>::infinity();
+  int32_t argmax = -1;
+  for (int32_t i = 0; i < vocab; ++i)
+    if (logits[i] > max_logit) max_logit = logits[i], argmax = i;
+  if (argmax < 0) {
+    // Every token masked (allowed_token_ids and bad words leave none): the raw argmax, as the
+    // CUDA sampler does.
+    logits = raw;
+    max_logit = raw_max;
+    argmax = raw_argmax;
+    processed.clear();
+    rules = nullptr;
+  }
+  if (!greedy && rules != nullptr && rules->min_p > 0.0f) {
+    // vLLM's min_p: keep p >= min_p * p_max over softmax(logits / T), i.e. a logit cut.
+    const float cut = max_logit + config.temperature * std::log(rules->min_p);
+    for (float& x : processed)
+      if (x < cut) x = -std::numeric_limits<float>::infinity();
+  }
 
   Sample out;
-  const bool greedy = config.temperature <= 0.0f || config.top_k == 1;
   if (greedy) {
     out.token = argmax;
   } else {
@@ -97,18 +128,17 @@ Sample sample_logits(const float* logits, int32_t vocab, const SamplingConfig& c
     const uint64_t seed = config.seed >= 0 ? static_cast<uint64_t>(config.seed) : unseeded_seed;
     const double u = counter_uniform(seed, static_cast<uint64_t>(config.sample_index));
     double cum = 0.0;
-    out.token = cand.back();  // if rounding leaves u above the last cumulative sum
+    out.token = argmax;  // if rounding leaves u above the last cumulative sum: the last kept token
     for (size_t j = 0; j < cand.size(); ++j) {
+      if (prob[j] <= 0.0) continue;  // masked (or top-k reaching past the unmasked tokens)
+      out.token = cand[j];
       cum += prob[j];
-      if (u < cum) {
-        out.token = cand[j];
-        break;
-      }
+      if (u < cum) break;
     }
   }
   out.logprob = logprob(out.token);
   if (config.top_logprobs > 0)
-    for (int32_t id : top_indices(logits, vocab, config.top_logprobs)) out.top.emplace_back(id, logprob(id));
+    for (int32_t id : top_indices(raw, vocab, config.top_logprobs)) out.top.emplace_back(id, logprob(id));
   return out;
 }
 

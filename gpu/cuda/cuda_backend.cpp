@@ -8,6 +8,7 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/nccl_group.h"
 #include "gpu/rope.h"
 
 namespace zinfer::gpu {
@@ -18,6 +19,7 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
 
 std::unique_ptr<Backend> make_cuda_backend_random(const BackendOptions& options, const ModelConfig& config,
                                                   uint64_t seed) {
+  if (options.tensor_parallel_size > 1) return make_cuda_tensor_parallel_backend(options, &config, seed);
   return std::make_unique<cuda::CudaBackend>(options, config, seed);
 }
 
@@ -51,48 +53,61 @@ void validate(const ModelConfig& c, const BackendOptions& o) {
 size_t Activations::bytes() const {
   size_t total = 0;
   for (const DeviceBuffer* b : {&residual, &normed, &qkv, &q, &attn, &gate_up, &act, &final_rows, &logits,
-                                &partial_acc, &partial_ml, &meta, &sampling_scratch, &results, &last_sampled, &inv_freq}) {
+                                &partial_acc, &partial_ml, &meta, &sampling_scratch, &results, &last_sampled, &inv_freq, &head_local, &head_gathered}) {
     total += b->bytes();
   }
   return total;
 }
 
 namespace {
-void require_device() {
+// Makes the rank's device current on this thread (a group's ranks each run on their own thread).
+void require_device(int32_t device) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     throw std::runtime_error("the CUDA backend found no CUDA device");
   }
-  check_cuda(cudaSetDevice(0), "cudaSetDevice");
+  if (device >= count) {
+    throw std::runtime_error("CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
+                             " devices)");
+  }
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
 }
+
+// A group's ranks draw their sampling seeds alike (gpu/tensor_parallel_backend.h).
+uint64_t rng_seed(const RankContext& rank) { return rank.group != nullptr ? rank.seed : std::random_device{}(); }
 }  // namespace
 
-CudaBackend::CudaBackend(const BackendOptions& o) : options_(o), rng_(std::random_device{}()) {
-  require_device();
+CudaBackend::CudaBackend(const BackendOptions& o, const RankContext& rank)
+    : options_(o), rank_(rank), rng_(rng_seed(rank)) {
+  require_device(rank.device);
   init(o, load_model_config(o.model_dir), nullptr);
 }
 
-CudaBackend::CudaBackend(const BackendOptions& o, const ModelConfig& config, uint64_t seed)
-    : options_(o), rng_(std::random_device{}()) {
-  require_device();
+CudaBackend::CudaBackend(const BackendOptions& o, const ModelConfig& config, uint64_t seed, const RankContext& rank)
+    : options_(o), rank_(rank), rng_(rng_seed(rank)) {
+  require_device(rank.device);
   init(o, config, &seed);
 }
 
 void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const uint64_t* random_seed) {
-  config_ = config;
+  const models::TensorParallel tp{rank_.rank, rank_.size()};
+  model_config_ = config;
+  config_ = models::local_config(config, tp);
+  vocab_ = models::shard(config, tp).vocab;
+  weights_.set_parallel(tp);
   max_model_len_ = o.max_model_len > 0 ? o.max_model_len : static_cast<int32_t>(config_.max_position_embeddings);
   validate(config_, o);
   max_tokens_ = o.max_num_batched_tokens;
   logit_rows_ = o.max_num_seqs;
   cudaDeviceProp prop{};
-  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  check_cuda(cudaGetDeviceProperties(&prop, rank_.device), "cudaGetDeviceProperties");
   num_sms_ = prop.multiProcessorCount;
   check_cuda(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cuda(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cuda(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming), "cudaEventCreate");
   check_cuda(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming), "cudaEventCreate");
   gemm_ = std::make_unique<Gemm>();
-  model_ = models::build_model(config_, weights_);
+  model_ = models::build_model(model_config_, weights_);
   if (random_seed != nullptr) {
     weights_.fill_random(*random_seed);
   } else {
@@ -103,7 +118,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   const size_t T = max_tokens_, H = c.hidden_size, D = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   const size_t Hq = c.num_attention_heads, Hkv = c.num_key_value_heads, R = logit_rows_;
   const size_t bf = sizeof(__nv_bfloat16);
-  act_.residual = DeviceBuffer(T * H * 4, "residual stream");
+  // A group's ranks all-reduce the residual in place: NCCL's symmetric window makes that fast.
+  act_.residual = rank_.group != nullptr ? nccl_symmetric_buffer(rank_.nccl_comm, T * H * 4, "residual stream")
+                                         : DeviceBuffer(T * H * 4, "residual stream");
   act_.normed = DeviceBuffer(T * H * bf, "normed activations");
   act_.qkv = DeviceBuffer(T * (Hq + 2 * Hkv) * D * bf, "qkv activations");
   act_.q = DeviceBuffer(T * Hq * D * bf, "rotated queries");
@@ -127,6 +144,10 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   act_.sampling_scratch = DeviceBuffer(sampling_scratch_bytes(static_cast<int32_t>(R), c.vocab_size), "sampling scratch");
   act_.results = DeviceBuffer((R * (2 + 2 * kMaxTopLogprobs) + 2) * 4, "sampling results");
   results_host_ = PinnedBuffer(act_.results.bytes(), "sampling results");
+  if (rank_.group != nullptr) {
+    act_.head_local = DeviceBuffer(R * vocab_.count * 4, "the rank's logits");
+    act_.head_gathered = DeviceBuffer(R * vocab_.count * rank_.size() * 4, "gathered logits");
+  }
 
   tune_linear_layers();
 
@@ -142,6 +163,8 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
     const double reserve = 256.0 * (1 << 20);
     const double per_block = static_cast<double>(geo.bytes_per_block_all_layers());
     blocks = static_cast<int32_t>(std::max(0.0, (budget - reserve) / per_block) - 1);
+    // A group's ranks hold the same blocks: as many as the fullest GPU has room for.
+    if (rank_.group != nullptr) blocks = static_cast<int32_t>(rank_.group->all_reduce_min(rank_.rank, blocks));
     if (blocks < 1) {
       throw std::runtime_error("no GPU memory is left for the KV cache under gpu_memory_utilization " +
                                std::to_string(o.gpu_memory_utilization) + " (weights " +
@@ -167,16 +190,22 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   meta_host_ = PinnedBuffer(layout_->total_words * 4, "step inputs");
   act_.meta = DeviceBuffer(layout_->total_words * 4, "step inputs");
   slots_ = std::make_unique<LastTokenSlots>(kLastTokenSlots);
+  rules_ = std::make_unique<SamplingRulesState>(o.max_num_seqs, logit_rows_, c.vocab_size);
 
-  std::fprintf(stderr,
-               "zinfer cuda: %s on %s; weights %.2f GiB, activations %.2f GiB; KV cache %d blocks x %d tokens = %lld "
-               "tokens (%.2f GiB), swap pool %d blocks\n",
-               c.architecture_name.c_str(), prop.name, weights_.bytes() / 1073741824.0, act_.bytes() / 1073741824.0,
-               blocks, o.block_size, static_cast<long long>(blocks) * o.block_size,
-               blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
+  const bool speaks = rank_.rank == 0;  // rank 0 speaks for a group (every figure is per GPU)
+  if (speaks) {
+    std::fprintf(stderr,
+                 "zinfer cuda: %s on %s x%d; per GPU: weights %.2f GiB, activations %.2f GiB; KV cache %d blocks x %d "
+                 "tokens = %lld tokens (%.2f GiB), swap pool %d blocks\n",
+                 c.architecture_name.c_str(), prop.name, rank_.size(), weights_.bytes() / 1073741824.0,
+                 act_.bytes() / 1073741824.0, blocks, o.block_size, static_cast<long long>(blocks) * o.block_size,
+                 blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
+  }
   capture_decode_graphs();
-  std::fprintf(stderr, "zinfer cuda: warm-up %.2f s (cuBLASLt tuning %.2f s, %zu decode graphs captured in %.2f s)\n",
-               warm_up_.tuning_s + warm_up_.graphs_s, warm_up_.tuning_s, graphs_.size(), warm_up_.graphs_s);
+  if (speaks) {
+    std::fprintf(stderr, "zinfer cuda: warm-up %.2f s (cuBLASLt tuning %.2f s, %zu decode graphs captured in %.2f s)\n",
+                 warm_up_.tuning_s + warm_up_.graphs_s, warm_up_.tuning_s, graphs_.size(), warm_up_.graphs_s);
+  }
 }
 
 CudaBackend::~CudaBackend() {
@@ -218,17 +247,21 @@ const StepLayout& CudaBackend::step_layout(int32_t pad_to) {
   return it->second;
 }
 
-PackedStep CudaBackend::upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to) {
+PackedStep CudaBackend::upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to, PackedRules* rules) {
   auto* words = meta_host_.as<uint32_t>();
   const bool use_tiles = prefill_attention_supports(config_.head_dim);
   PackedStep st = pack_step(seqs, step_layout(pad_to), use_tiles, pad_to, *slots_, rng_(), words);
+  if (rules != nullptr) *rules = rules_->pack(seqs, st, words, compute_);
   check_cuda(cudaMemcpyAsync(act_.meta.get(), words, st.words_used * 4, cudaMemcpyHostToDevice, compute_),
              "upload of step inputs");
   return st;
 }
 
 std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
-  for (uint64_t id : batch.finished) slots_->release(id);
+  for (uint64_t id : batch.finished) {
+    slots_->release(id);
+    rules_->finish(id);
+  }
   run_copies(batch);
   if (batch.seqs.empty()) {
     check_cuda(cudaStreamSynchronize(compute_), "step synchronisation");
@@ -239,7 +272,8 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const int32_t pad_to = options_.cuda_graphs && single_tokens
                              ? graph_bucket(static_cast<int32_t>(batch.seqs.size()))
                              : 0;
-  const PackedStep st = upload_step(batch.seqs, pad_to);
+  PackedRules rules;
+  const PackedStep st = upload_step(batch.seqs, pad_to, &rules);
 
   const int32_t R = static_cast<int32_t>(st.rows.size());
   auto* results = act_.results.as<int32_t>();
@@ -268,6 +302,29 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
     sb.dest_slot = meta + st.layout->dest_slot;
     sb.last_sampled = act_.last_sampled.as<int32_t>();
     sb.scratch = act_.sampling_scratch.as<float>();
+    if (rules.any_min_p) sb.min_p = reinterpret_cast<const float*>(meta + st.layout->min_p);
+    if (rules.any_counts) {
+      sb.count_row = meta + st.layout->count_row;
+      sb.counts = rules_->counts();
+    }
+    if (rules.any_processed) {
+      SamplingRulesBatch rb;
+      rb.logits = sb.logits;
+      rb.processed = rules_->processed();
+      rb.processed_row = meta + st.layout->processed_row;
+      rb.repetition = reinterpret_cast<const float*>(meta + st.layout->repetition);
+      rb.frequency = reinterpret_cast<const float*>(meta + st.layout->frequency);
+      rb.presence = reinterpret_cast<const float*>(meta + st.layout->presence);
+      rb.count_row = meta + st.layout->count_row;
+      rb.counts = rules_->counts();
+      rb.list_index = meta + st.layout->rule_lists;
+      rb.lists = rules_->lists();
+      rb.num_rows = R;
+      rb.vocab = c.vocab_size;
+      check_cuda(launch_sampling_rules(rb, compute_), "sampling rules");
+      sb.processed = rb.processed;
+      sb.processed_row = rb.processed_row;
+    }
     check_cuda(launch_sampling(sb, compute_), "sampling");
   }
   check_cuda(cudaMemcpyAsync(results_host_.as<void>(), act_.results.get(), act_.results.bytes(),
@@ -282,6 +339,7 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
   const auto* logprobs = reinterpret_cast<const float*>(host + logit_rows_);
   const int32_t* top_ids = host + 2 * logit_rows_;
   const auto* top_lps = reinterpret_cast<const float*>(host + static_cast<size_t>(logit_rows_) * (2 + kMaxTopLogprobs));
+  rules_->record(host, static_cast<size_t>(R));
   for (int32_t r = 0; r < R; ++r) {
     out[r].seq_id = st.rows[r].seq_id;
     out[r].token = host[r];

@@ -14,10 +14,13 @@
 
 #include "gpu/backend.h"
 #include "gpu/cuda/device_memory.h"
+#include "gpu/models/tensor_parallel.h"
+#include "gpu/rank_group.h"
 #include "gpu/cuda/gemm.h"
 #include "gpu/cuda/kv_cache.h"
 #include "gpu/cuda/cuda_weights.h"
 #include "gpu/cuda/sampling.h"
+#include "gpu/cuda/sampling_rules_state.h"
 #include "gpu/cuda/step_inputs.h"
 #include "gpu/models/model_definition.h"
 
@@ -40,17 +43,22 @@ struct Activations {
   DeviceBuffer results;    // sampled tokens, logprobs, top logprobs, bad-id counter
   DeviceBuffer last_sampled;  // [LastTokenSlots capacity] int32
   DeviceBuffer inv_freq;   // [head_dim / 2] float32
+  // Tensor parallelism: the rank's LM-head rows [logit_rows, vocab slice] and every rank's,
+  // gathered [ranks, logit_rows, vocab slice], before they are laid out in `logits`.
+  DeviceBuffer head_local, head_gathered;
   size_t bytes() const;
 };
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(const BackendOptions& options);
+  // A rank of a tensor-parallel group (rank.group set) loads its shard onto rank.device and sums
+  // with its peers through rank.nccl_comm (gpu/models/tensor_parallel.h).
+  explicit CudaBackend(const BackendOptions& options, const RankContext& rank = {});
   // Benchmarks: the config's shapes with seeded random weights on the device (no checkpoint).
-  CudaBackend(const BackendOptions& options, const ModelConfig& config, uint64_t seed);
+  CudaBackend(const BackendOptions& options, const ModelConfig& config, uint64_t seed, const RankContext& rank = {});
   ~CudaBackend() override;
 
-  const ModelConfig& config() const override { return config_; }
+  const ModelConfig& config() const override { return model_config_; }
   CacheGeometry cache_geometry() const override;
   std::vector<SampledToken> step(const BatchInput& batch) override;
   std::vector<float> forward_logits(const SequenceInput& seq) override;
@@ -81,14 +89,18 @@ class CudaBackend final : public Backend {
 
   // cuda_backend.cpp
   void init(const BackendOptions& options, const ModelConfig& config, const uint64_t* random_seed);
-  PackedStep upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to);
+  // With `rules`, the sampling rows' rules are packed too (sampling_rules_state.h).
+  PackedStep upload_step(const std::vector<SequenceInput>& seqs, int32_t pad_to, PackedRules* rules = nullptr);
   // The layout a step is packed in: its graph bucket's (pad_to > 0; a captured graph reads its
   // arrays at that layout's offsets) or the full one.
   const StepLayout& step_layout(int32_t pad_to);
   void run_copies(const BatchInput& batch);
 
   BackendOptions options_;
-  ModelConfig config_;
+  RankContext rank_;
+  ModelConfig model_config_;  // the model's
+  ModelConfig config_;        // what this rank computes: its heads, KV heads and MLP columns
+  models::Range vocab_;       // the rank's rows of the embedding and LM head
   int32_t max_model_len_ = 0;
   int32_t max_tokens_ = 0;
   int32_t logit_rows_ = 0;   // rows of logits computed at once
@@ -107,6 +119,7 @@ class CudaBackend final : public Backend {
   PinnedBuffer meta_host_;
   PinnedBuffer results_host_;
   std::unique_ptr<LastTokenSlots> slots_;
+  std::unique_ptr<SamplingRulesState> rules_;
   std::mt19937_64 rng_;
   // CUDA graphs of run_layers for decode-only steps, by padded token count, all captured by
   // warm_up().

@@ -115,7 +115,7 @@ std::vector<GemmShape> CudaBackend::gemm_shapes() const {
 
 void CudaBackend::tune_linear_layers() {
   cudaDeviceProp prop{};
-  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  check_cuda(cudaGetDeviceProperties(&prop, rank_.device), "cudaGetDeviceProperties");
   int runtime = 0, driver = 0;
   check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
   check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
@@ -126,7 +126,8 @@ void CudaBackend::tune_linear_layers() {
   const GemmTuneReport tuned = gemm_->tune(gemm_shapes(), cache, compute_);
   const bool saved = cache.save();
   warm_up_.tuning_s = tuned.seconds;
-  std::fprintf(stderr, "zinfer cuda: cuBLASLt tuned for %d products (%d timed, %zu from %s%s) in %.2f s\n",
+  if (rank_.rank == 0)
+    std::fprintf(stderr, "zinfer cuda: cuBLASLt tuned for %d products (%d timed, %zu from %s%s) in %.2f s\n",
                tuned.products, tuned.timed, cache.loaded(), cache.path().empty() ? "no cache file" : cache.path().c_str(),
                saved ? "" : ", which could not be written", tuned.seconds);
 }

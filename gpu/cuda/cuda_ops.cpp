@@ -8,6 +8,7 @@
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/embedding.h"
 #include "gpu/cuda/gemv.h"
+#include "gpu/cuda/nccl_group.h"
 #include "gpu/cuda/qkv_rope.h"
 #include "gpu/cuda/rmsnorm.h"
 #include "gpu/cuda/silu_mul.h"
@@ -34,10 +35,14 @@ void CudaBackend::Ops::embed(models::Linear table) {
   const ModelConfig& c = b_.config_;
   const StepLayout& L = *st_.layout;
   int32_t* bad_ids = b_.act_.results.as<int32_t>() + static_cast<size_t>(b_.logit_rows_) * (2 + 2 * kMaxTopLogprobs);
-  check_cuda(launch_embedding(b_.weights_.matrix(table), meta_ + L.token_ids, meta_ + L.from_slot,
+  check_cuda(launch_embedding(b_.weights_.matrix(table), static_cast<int32_t>(b_.vocab_.begin),
+                              static_cast<int32_t>(b_.weights_.rows(table)), meta_ + L.token_ids, meta_ + L.from_slot,
                               b_.act_.last_sampled.as<int32_t>(), T_, c.hidden_size, c.vocab_size,
                               b_.act_.residual.as<float>(), bad_ids, b_.compute_),
              "embedding");
+  // Vocab-parallel: a token's row came from one rank, zeros from the others.
+  if (grouped()) nccl_all_reduce_sum(b_.rank_.nccl_comm, b_.act_.residual.as<float>(),
+                                     static_cast<size_t>(T_) * c.hidden_size, b_.compute_);
 }
 
 // y = rmsnorm(residual) · Wᵀ through the GEMV with the norm in its prologue and `output` as its
@@ -132,6 +137,14 @@ void CudaBackend::Ops::attention(int32_t layer) {
 void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vector bias) {
   const int32_t N = static_cast<int32_t>(b_.weights_.rows(w)), K = static_cast<int32_t>(b_.weights_.cols(w));
   auto* residual = b_.act_.residual.as<float>();
+  // Row-parallel (tensor_parallel.h): rank 0 adds its product (and the bias) to the residual as
+  // one rank would, the others start from zeros so that the ranks' sum is the residual plus
+  // every rank's product. The epilogues that add into the residual stay as they are.
+  const size_t elems = static_cast<size_t>(T_) * N;
+  if (grouped() && b_.rank_.rank != 0) {
+    check_cuda(cudaMemsetAsync(residual, 0, elems * sizeof(float), b_.compute_), "cudaMemsetAsync");
+    bias = models::Vector{};
+  }
   if (fused_) {
     check_cuda(launch_gemv(residual_gemv_args(buffer(in), b_.weights_.matrix(w), residual, T_, N, K), b_.compute_),
                "linear + residual gemv");
@@ -139,6 +152,23 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
     b_.gemm_->linear_add_f32(buffer(in), b_.weights_.matrix(w), residual, T_, N, K, b_.compute_);
   }
   if (bias.valid()) check_cuda(launch_bias_add(residual, b_.weights_.data(bias), T_, N, b_.compute_), "bias add");
+  if (grouped()) nccl_all_reduce_sum(b_.rank_.nccl_comm, residual, elems, b_.compute_);
+}
+
+// Vocab-parallel LM head: the rank's [rows, slice] logits are gathered as [ranks, rows, slice]
+// and laid out as [rows, vocab] at `out`, without the padding rows past the vocabulary.
+void CudaBackend::Ops::gather_logits(int32_t rows, float* out) {
+  const int64_t V = b_.config_.vocab_size, Vr = b_.vocab_.count;
+  const size_t part = static_cast<size_t>(rows) * Vr;
+  auto* gathered = b_.act_.head_gathered.as<float>();
+  nccl_all_gather(b_.rank_.nccl_comm, b_.act_.head_local.as<float>(), gathered, part, b_.compute_);
+  for (int32_t n = 0; n < b_.rank_.size(); ++n) {
+    const int64_t width = std::min<int64_t>(Vr, V - n * Vr);
+    if (width <= 0) break;
+    check_cuda(cudaMemcpy2DAsync(out + n * Vr, V * sizeof(float), gathered + n * part, Vr * sizeof(float),
+                                 width * sizeof(float), rows, cudaMemcpyDeviceToDevice, b_.compute_),
+               "layout of gathered logits");
+  }
 }
 
 void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
@@ -146,6 +176,7 @@ void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
   auto* residual = b_.act_.residual.as<float>();
   const float* norm_w = b_.weights_.data(norm);
   auto* logits = b_.act_.logits.as<float>();
+  const auto head_rows = static_cast<int32_t>(b_.weights_.rows(head));  // the rank's vocabulary slice
   if (all_rows_ == nullptr) {
     // The LM head stays on cuBLASLt: a GEMV with the final norm as its prologue streamed the
     // head no faster than cuBLASLt and the decode step was no faster with it (gpu.md).
@@ -153,7 +184,9 @@ void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
     auto* rows = b_.act_.final_rows.as<__nv_bfloat16>();
     check_cuda(launch_rmsnorm(residual, norm_w, rows, R, c.hidden_size, eps_, b_.compute_, meta_ + st_.layout->sample_rows),
                "final norm");
-    b_.gemm_->linear_f32_out(rows, b_.weights_.matrix(head), logits, R, c.vocab_size, c.hidden_size, b_.compute_);
+    b_.gemm_->linear_f32_out(rows, b_.weights_.matrix(head), grouped() ? b_.act_.head_local.as<float>() : logits, R,
+                             head_rows, c.hidden_size, b_.compute_);
+    if (grouped()) gather_logits(R, logits);
     return;
   }
   const int32_t T = st_.num_tokens;
@@ -162,8 +195,10 @@ void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
   all_rows_->resize(static_cast<size_t>(T) * c.vocab_size);
   for (int32_t r0 = 0; r0 < T; r0 += b_.logit_rows_) {
     const int32_t n = std::min(b_.logit_rows_, T - r0);
-    b_.gemm_->linear_f32_out(normed + static_cast<size_t>(r0) * c.hidden_size, b_.weights_.matrix(head), logits, n,
-                             c.vocab_size, c.hidden_size, b_.compute_);
+    b_.gemm_->linear_f32_out(normed + static_cast<size_t>(r0) * c.hidden_size, b_.weights_.matrix(head),
+                             grouped() ? b_.act_.head_local.as<float>() : logits, n, head_rows, c.hidden_size,
+                             b_.compute_);
+    if (grouped()) gather_logits(n, logits);
     check_cuda(cudaMemcpyAsync(all_rows_->data() + static_cast<size_t>(r0) * c.vocab_size, logits,
                                static_cast<size_t>(n) * c.vocab_size * 4, cudaMemcpyDeviceToHost, b_.compute_),
                "download of logits");

@@ -12,6 +12,9 @@
 //                      over the 32 layers of an 8B model.
 // At 1-2 rows that is 6 kernels per layer instead of 9 with the same roundings; from 3 rows on
 // cuBLASLt's tensor cores win (zinfer-cuda-bench gemv).
+// A tensor-parallel rank (gpu/models/tensor_parallel.h) runs the same ops on its slices, with
+// NCCL all-reduces of the residual after the embedding and each linear_residual and an
+// all-gather of the logits, all on the compute stream (so the decode graphs capture them).
 #pragma once
 
 #include <vector>
@@ -39,6 +42,8 @@ class CudaBackend::Ops final : public models::ForwardOps {
   __nv_bfloat16* buffer(models::Buffer b) const;
   void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
   void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
+  bool grouped() const { return b_.rank_.group != nullptr; }
+  void gather_logits(int32_t rows, float* out);
 
   CudaBackend& b_;
   const PackedStep& st_;

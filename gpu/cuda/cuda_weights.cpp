@@ -4,6 +4,7 @@
 
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/random_fill.h"
+#include "gpu/tensor_slice.h"
 
 namespace zinfer::gpu::cuda {
 namespace {
@@ -47,9 +48,10 @@ int32_t CudaWeightStore::add(const std::vector<models::TensorPart>& parts, bool 
   s.offset = total_;
   size_t elems = 0;
   for (const models::TensorPart& p : parts) {
-    elems += numel(p.shape);
-    s.rows += p.shape.empty() ? 1 : p.shape[0];
-    if (p.shape.size() == 2) s.cols = p.shape[1];
+    const std::vector<int64_t> shape = models::sliced_shape(p);
+    elems += numel(shape);
+    s.rows += shape.empty() ? 1 : shape[0];
+    if (shape.size() == 2) s.cols = shape[1];
   }
   s.bytes = elems * (as_float ? 4 : 2);
   total_ += (s.bytes + 255) / 256 * 256;  // 256-byte alignment for cuBLASLt and vector loads
@@ -79,8 +81,9 @@ void CudaWeightStore::upload(const WeightSet& checkpoint) {
   for (const Slot& s : slots_) {
     size_t at = s.offset;
     for (const models::TensorPart& p : s.parts) {
-      upload_tensor(checkpoint.get(p.name, p.shape), s.as_float, base + at, scratch, scratch16);
-      at += numel(p.shape) * (s.as_float ? 4 : 2);
+      const TensorSlice slice(checkpoint.get(p.name, p.shape), p);
+      upload_tensor(slice.view(), s.as_float, base + at, scratch, scratch16);
+      at += numel(models::sliced_shape(p)) * (s.as_float ? 4 : 2);
     }
   }
 }

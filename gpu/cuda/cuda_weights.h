@@ -20,6 +20,9 @@ class CudaWeightStore final : public models::WeightStore {
  public:
   models::Linear linear(const std::vector<models::TensorPart>& parts) override;
   models::Vector vector(const std::vector<models::TensorPart>& parts) override;
+  // A tensor-parallel rank keeps its slices (gpu/models/tensor_parallel.h); set before declaring.
+  void set_parallel(models::TensorParallel tp) { tp_ = tp; }
+  models::TensorParallel parallel() const override { return tp_; }
 
   // Copies every declared tensor from the checkpoint; a missing tensor or a wrong shape throws
   // (the message names the tensor).
@@ -50,6 +53,7 @@ class CudaWeightStore final : public models::WeightStore {
   void allocate();
   const void* address(int32_t id) const;
 
+  models::TensorParallel tp_;
   std::vector<Slot> slots_;
   size_t total_ = 0;
   DeviceBuffer storage_;

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -14,6 +15,14 @@ namespace zinfer::gpu::cuda {
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
+  // Device memory allocated elsewhere (e.g. NCCL's symmetric windows), freed by `release`.
+  static DeviceBuffer adopt(void* ptr, size_t bytes, std::function<void(void*)> release) {
+    DeviceBuffer b;
+    b.ptr_ = ptr;
+    b.bytes_ = bytes;
+    b.release_ = std::move(release);
+    return b;
+  }
   explicit DeviceBuffer(size_t bytes, const char* what = "device buffer") : bytes_(bytes) {
     if (bytes > 0) {
       cudaError_t status = cudaMalloc(&ptr_, bytes);
@@ -25,12 +34,14 @@ class DeviceBuffer {
   }
   ~DeviceBuffer() { reset(); }
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+      : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
+        release_(std::exchange(other.release_, nullptr)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
       reset();
       ptr_ = std::exchange(other.ptr_, nullptr);
       bytes_ = std::exchange(other.bytes_, 0);
+      release_ = std::exchange(other.release_, nullptr);
     }
     return *this;
   }
@@ -38,9 +49,13 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   void reset() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
+    if (ptr_ != nullptr) {
+      if (release_) release_(ptr_);
+      else cudaFree(ptr_);
+    }
     ptr_ = nullptr;
     bytes_ = 0;
+    release_ = nullptr;
   }
   template <typename T = void>
   T* as() const { return static_cast<T*>(ptr_); }
@@ -50,6 +65,7 @@ class DeviceBuffer {
  private:
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
+  std::function<void(void*)> release_;  // empty: cudaFree
 };
 
 class PinnedBuffer {

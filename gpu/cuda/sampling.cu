@@ -100,11 +100,13 @@ int stat_slice(int vocab, int blocks) { return (vocab + blocks - 1) / blocks; }
 
 // Block (slice, row): one pass over the slice, each thread an online max/sum over its logits
 // (in increasing index order, so a tie keeps the first index), then the block's combination.
-__global__ void __launch_bounds__(kStatThreads) row_stats_kernel(const float* logits, int vocab, int slice,
+// With alt_row set, a row whose alt_row entry is non-zero is read from alt instead.
+__global__ void __launch_bounds__(kStatThreads) row_stats_kernel(const float* logits, const float* alt,
+                                                                const int32_t* alt_row, int vocab, int slice,
                                                                 RowStats* partials) {
   __shared__ RowStats warp_stats[kStatThreads / 32];
   const int row = blockIdx.y;
-  const float* l = logits + static_cast<int64_t>(row) * vocab;
+  const float* l = (alt_row != nullptr && alt_row[row] != 0 ? alt : logits) + static_cast<int64_t>(row) * vocab;
   const int begin = blockIdx.x * slice, end = min(vocab, begin + slice);
   RowStats mine{-INFINITY, -1, 0.f};
   for (int i = begin + threadIdx.x; i < end; i += kStatThreads) {
@@ -142,26 +144,42 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
   auto sum_op = [](float x, float y) { return x + y; };
   auto arg_op = [](ArgMax x, ArgMax y) { return better(x, y); };
 
-  // The row's statistics from the slices' partials (the first warp combines them).
-  __shared__ RowStats row_stats;
+  // The row's statistics from the slices' partials (the first warp combines them): of the raw
+  // logits (the logprobs' normaliser) and, when rows have rules, of the logits drawn from.
+  __shared__ RowStats row_stats, draw_stats;
   if (threadIdx.x < 32) {
     const RowStats* part = reinterpret_cast<const RowStats*>(b.scratch) + static_cast<int64_t>(row) * stat_blocks;
     RowStats v{-INFINITY, -1, 0.f};
     for (int i = threadIdx.x; i < stat_blocks; i += 32) v = combine(v, part[i]);
     v = warp_combine(v);
-    if (threadIdx.x == 0) row_stats = v;
+    RowStats d = v;
+    if (b.processed != nullptr) {
+      const RowStats* dpart = part + static_cast<int64_t>(b.num_rows) * stat_blocks;
+      d = RowStats{-INFINITY, -1, 0.f};
+      for (int i = threadIdx.x; i < stat_blocks; i += 32) d = combine(d, dpart[i]);
+      d = warp_combine(d);
+    }
+    if (threadIdx.x == 0) row_stats = v, draw_stats = d;
   }
   __syncthreads();
-  ArgMax best{row_stats.max, row_stats.argmax};
+  const float log_z = (row_stats.argmax < 0 ? logits[0] : row_stats.max) + logf(row_stats.sum);
+  // The logits the token is drawn from: the processed row, unless its rules masked every token
+  // (then the raw row, as the CPU sampler does).
+  const float* draw = logits;
+  RowStats ds = row_stats;
+  if (b.processed != nullptr && b.processed_row[row] != 0 && draw_stats.argmax >= 0) {
+    draw = b.processed + static_cast<int64_t>(row) * b.vocab;
+    ds = draw_stats;
+  }
+  ArgMax best{ds.max, ds.argmax};
   if (best.index < 0) best = ArgMax{logits[0], 0};  // no finite logit: token 0, as before
   const float max_logit = best.value;
-  const float log_z = max_logit + logf(row_stats.sum);
 
   const float temperature = b.temperature[row];
   int32_t token = best.index;
   if (temperature > 0.f) {
     const float inv_t = 1.f / temperature;
-    // Candidates are the tokens whose key is >= threshold; top-k, then top-p, raise it.
+    // Candidates are the tokens whose key is >= threshold; top-k and min_p, then top-p, raise it.
     uint32_t threshold = 0;
     const int top_k = b.top_k[row];
     if (top_k > 0 && top_k < V) {
@@ -171,13 +189,18 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
         // 64-bit midpoint: hi - lo + 1 overflows 32 bits on the first step.
         const uint32_t mid = static_cast<uint32_t>(lo + (static_cast<uint64_t>(hi) - lo + 1) / 2);
         float count = 0.f;
-        for (int i = threadIdx.x; i < V; i += kThreads) count += order_key(logits[i]) >= mid ? 1.f : 0.f;
+        for (int i = threadIdx.x; i < V; i += kThreads) count += order_key(draw[i]) >= mid ? 1.f : 0.f;
         if (block_reduce(count, sum_op, f_scratch) >= static_cast<float>(top_k)) lo = mid; else hi = mid - 1;
       }
       threshold = lo;
     }
+    const float min_p = b.min_p != nullptr ? b.min_p[row] : 0.f;
+    if (min_p > 0.f) {
+      // vLLM's min_p keeps p >= min_p * p_max of softmax(logits / T): logits >= max + T log(min_p).
+      threshold = max(threshold, order_key(max_logit + temperature * logf(min_p)));
+    }
     auto weight = [&](int i) {
-      const float l = logits[i];
+      const float l = draw[i];
       return order_key(l) >= threshold ? expf((l - max_logit) * inv_t) : 0.f;
     };
     float mass = 0.f;
@@ -192,7 +215,7 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
         const uint32_t mid = static_cast<uint32_t>(lo + (static_cast<uint64_t>(hi) - lo + 1) / 2);
         float kept = 0.f;
         for (int i = threadIdx.x; i < V; i += kThreads) {
-          const float l = logits[i];
+          const float l = draw[i];
           kept += order_key(l) >= mid ? expf((l - max_logit) * inv_t) : 0.f;
         }
         if (block_reduce(kept, sum_op, f_scratch) >= need) lo = mid; else hi = mid - 1;
@@ -230,8 +253,9 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
       float run = prefix;
       int found = last_kept;
       for (int i = begin; i < end; ++i) {
-        run += weight(i);
-        if (target < run) {
+        const float w = weight(i);
+        run += w;
+        if (w > 0.f && target < run) {
           found = i;
           break;
         }
@@ -250,6 +274,7 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
     b.out_token[row] = token;
     b.out_logprob[row] = logits[token] - log_z;
     if (b.dest_slot != nullptr && b.dest_slot[row] >= 0) b.last_sampled[b.dest_slot[row]] = token;
+    if (b.count_row != nullptr && b.count_row[row] >= 0) ++b.counts[static_cast<int64_t>(b.count_row[row]) * V + token];
   }
   const int n_top = min(b.num_top[row], kMaxTopLogprobs);
   for (int k = 0; k < n_top; ++k) {
@@ -269,7 +294,82 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
   }
 }
 
+__global__ void __launch_bounds__(kThreads) sampling_rules_kernel(SamplingRulesBatch b) {
+  const int row = blockIdx.x;
+  if (b.processed_row[row] == 0) return;
+  const int V = b.vocab;
+  const float* l = b.logits + static_cast<int64_t>(row) * V;
+  float* out = b.processed + static_cast<int64_t>(row) * V;
+  const int32_t* idx = b.list_index + row * kRuleLists * 2;
+  const int32_t* allowed = b.lists + idx[2 * kAllowedList];
+  const int n_allowed = idx[2 * kAllowedList + 1];
+  const int32_t* bias = b.lists + idx[2 * kBiasList];
+  const int n_bias = idx[2 * kBiasList + 1];
+  const int32_t* banned = b.lists + idx[2 * kBannedList];
+  const int n_banned = idx[2 * kBannedList + 1];
+  const int32_t cr = b.count_row[row];
+  const uint32_t* c = cr >= 0 ? b.counts + static_cast<int64_t>(cr) * V : nullptr;
+  const float rep = b.repetition[row], freq = b.frequency[row], pres = b.presence[row];
+  auto penalize = [&](float x, int i) {
+    if (c == nullptr) return x;
+    const uint32_t w = c[i];
+    if (w == 0) return x;
+    const uint32_t n = w & ~kPromptBit;
+    x = x > 0.f ? x / rep : x * rep;
+    x -= freq * static_cast<float>(n);
+    if (n > 0) x -= pres;
+    return x;
+  };
+  // The penalties apply after logit_bias (their repetition factor depends on the sign): with a
+  // bias they take a pass of their own.
+  const bool late_penalties = n_bias > 0;
+  for (int i = threadIdx.x; i < V; i += kThreads) {
+    float x = n_allowed > 0 ? -INFINITY : l[i];
+    if (n_allowed == 0 && !late_penalties) x = penalize(x, i);
+    out[i] = x;
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < n_allowed; j += kThreads) {
+    const int id = allowed[j];
+    out[id] = late_penalties ? l[id] : penalize(l[id], id);
+  }
+  __syncthreads();
+  if (late_penalties) {
+    for (int j = threadIdx.x; j < n_bias; j += kThreads) out[bias[2 * j]] += __int_as_float(bias[2 * j + 1]);
+    __syncthreads();
+    if (c != nullptr)
+      for (int i = threadIdx.x; i < V; i += kThreads) out[i] = penalize(out[i], i);
+    __syncthreads();
+  }
+  for (int j = threadIdx.x; j < n_banned; j += kThreads) out[banned[j]] = -INFINITY;
+}
+
+__global__ void count_tokens_kernel(uint32_t* counts, int vocab, const int32_t* entries, int n) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= n) return;
+  const uint32_t word = static_cast<uint32_t>(entries[2 * e + 1]);
+  uint32_t* at = counts + static_cast<int64_t>(entries[2 * e]) * vocab + (word & ~kPromptBit);
+  if (word & kPromptBit) {
+    atomicOr(at, kPromptBit);
+  } else {
+    atomicAdd(at, 1u);
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_sampling_rules(const SamplingRulesBatch& batch, cudaStream_t stream) {
+  if (batch.num_rows == 0) return cudaSuccess;
+  sampling_rules_kernel<<<batch.num_rows, kThreads, 0, stream>>>(batch);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_count_tokens(uint32_t* counts, int32_t vocab, const int32_t* entries, int32_t n,
+                                cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  count_tokens_kernel<<<(n + 255) / 256, 256, 0, stream>>>(counts, vocab, entries, n);
+  return cudaGetLastError();
+}
 
 double sampling_uniform(uint64_t seed, int32_t sample_index) { return uniform_from(seed, sample_index); }
 
@@ -278,15 +378,22 @@ int32_t sampling_stat_blocks(int32_t vocab) {
 }
 
 size_t sampling_scratch_bytes(int32_t num_rows, int32_t vocab) {
-  return static_cast<size_t>(num_rows) * sampling_stat_blocks(vocab) * sizeof(RowStats);
+  return 2 * static_cast<size_t>(num_rows) * sampling_stat_blocks(vocab) * sizeof(RowStats);
 }
 
 cudaError_t launch_sampling(const SamplingBatch& batch, cudaStream_t stream) {
   if (batch.num_rows == 0) return cudaSuccess;
   if (batch.vocab <= 0 || batch.scratch == nullptr) return cudaErrorInvalidValue;
   const int blocks = sampling_stat_blocks(batch.vocab);
+  auto* partials = reinterpret_cast<RowStats*>(batch.scratch);
   row_stats_kernel<<<dim3(blocks, batch.num_rows), kStatThreads, 0, stream>>>(
-      batch.logits, batch.vocab, stat_slice(batch.vocab, blocks), reinterpret_cast<RowStats*>(batch.scratch));
+      batch.logits, nullptr, nullptr, batch.vocab, stat_slice(batch.vocab, blocks), partials);
+  if (batch.processed != nullptr) {
+    if (batch.processed_row == nullptr) return cudaErrorInvalidValue;
+    row_stats_kernel<<<dim3(blocks, batch.num_rows), kStatThreads, 0, stream>>>(
+        batch.logits, batch.processed, batch.processed_row, batch.vocab, stat_slice(batch.vocab, blocks),
+        partials + static_cast<size_t>(batch.num_rows) * blocks);
+  }
   sampling_kernel<<<batch.num_rows, kThreads, 0, stream>>>(batch, blocks);
   return cudaGetLastError();
 }

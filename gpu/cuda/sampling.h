@@ -7,6 +7,11 @@
 // results the per-row kernel combines. At batch 1 the vocabulary (128K logits for Llama-3) is
 // then read by 32 SMs instead of one SM reading it twice, which left that one SM's bandwidth,
 // not the card's, as the bound of a decode step's sampling.
+// Rows with sampling rules (gpu/sampling_rules.h) are first processed by launch_sampling_rules
+// into a second buffer, from which they are drawn (greedy included; min_p, a logit cut after the
+// temperature, joins top-k's threshold); their logprobs stay those of the raw logits. The
+// penalties read per-sequence token counts that stay on the device: the sampling kernel adds
+// each drawn token to its sequence's counts.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,9 +41,50 @@ struct SamplingBatch {
   // feed the token without a host round trip.
   const int32_t* dest_slot = nullptr;
   int32_t* last_sampled = nullptr;
-  // Workspace: [num_rows, sampling_stat_blocks(vocab), 3] 32-bit words (the statistics' partials).
+  // Workspace: [2, num_rows, sampling_stat_blocks(vocab), 3] 32-bit words (the statistics'
+  // partials of the raw rows and of the rows drawn from).
   float* scratch = nullptr;
+  // Optional, rows with rules: processed_row[row] != 0 draws from processed (launch_sampling_rules).
+  const float* processed = nullptr;        // [num_rows, vocab]
+  const int32_t* processed_row = nullptr;  // [num_rows]
+  const float* min_p = nullptr;            // [num_rows]; 0 = off
+  // Optional: counts[count_row[row], token] += 1 after the draw (count_row < 0: none).
+  const int32_t* count_row = nullptr;
+  uint32_t* counts = nullptr;
 };
+
+// A sequence's token counts on the device: one word per vocabulary entry, the times the token
+// was generated in the low 31 bits, kPromptBit when it is in the prompt.
+constexpr uint32_t kPromptBit = 0x80000000u;
+
+// One (list offset, length) pair per list and row in SamplingRulesBatch::list_index.
+enum RuleList : int32_t { kAllowedList = 0, kBiasList = 1, kBannedList = 2, kRuleLists = 3 };
+
+struct SamplingRulesBatch {
+  const float* logits = nullptr;           // [num_rows, vocab], raw
+  float* processed = nullptr;              // [num_rows, vocab]: written for the rows processed
+  const int32_t* processed_row = nullptr;  // [num_rows]; 0: the row is left alone
+  const float* repetition = nullptr;       // [num_rows] each
+  const float* frequency = nullptr;
+  const float* presence = nullptr;
+  const int32_t* count_row = nullptr;      // [num_rows]: the row's counts, -1: no penalties
+  const uint32_t* counts = nullptr;        // [count rows, vocab]
+  // [num_rows, kRuleLists, 2] (offset, length) into lists: allowed token ids (sorted, unique),
+  // logit_bias pairs (token, float bits; unique tokens), banned token ids (bad words, min_tokens).
+  const int32_t* list_index = nullptr;
+  const int32_t* lists = nullptr;
+  int32_t num_rows = 0;
+  int32_t vocab = 0;
+};
+
+// vLLM's order: allowed mask, banned tokens, logit_bias, then the repetition / frequency /
+// presence penalties.
+cudaError_t launch_sampling_rules(const SamplingRulesBatch& batch, cudaStream_t stream);
+
+// entries: [n] pairs (count row, token | kPromptBit for a prompt token): a prompt token sets
+// kPromptBit of its word, an output token adds one. The rows start zeroed by the caller.
+cudaError_t launch_count_tokens(uint32_t* counts, int32_t vocab, const int32_t* entries, int32_t n,
+                                cudaStream_t stream);
 
 int32_t sampling_stat_blocks(int32_t vocab);
 size_t sampling_scratch_bytes(int32_t num_rows, int32_t vocab);

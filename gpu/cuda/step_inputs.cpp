@@ -41,6 +41,13 @@ StepLayout::StepLayout(const StepCapacity& c) : cap(c) {
   num_top = take(S);
   dest_slot = take(S);
   seed = take(2 * S);
+  repetition = take(S);
+  frequency = take(S);
+  presence = take(S);
+  min_p = take(S);
+  count_row = take(S);
+  processed_row = take(S);
+  rule_lists = take(S * kRuleLists * 2);
   block_tables = take((S + 1) * static_cast<size_t>(c.max_blocks_per_seq));
   total_words = at;
 }
@@ -185,6 +192,14 @@ PackedStep pack_step(const std::vector<SequenceInput>& seqs, const StepLayout& L
       // the sequence id, so two unseeded rows of one step differ.
       const uint64_t seed = c.seed >= 0 ? static_cast<uint64_t>(c.seed) : unseeded_seed ^ (s.seq_id * 0x9E3779B97F4A7C15ull);
       std::memcpy(words + L.seed + 2 * r, &seed, 8);
+      // No rules until the backend's SamplingRulesState writes them.
+      put_float(words, L.repetition + r, 1.0f);
+      put_float(words, L.frequency + r, 0.0f);
+      put_float(words, L.presence + r, 0.0f);
+      put_float(words, L.min_p + r, 0.0f);
+      words[L.count_row + r] = static_cast<uint32_t>(-1);
+      words[L.processed_row + r] = 0;
+      std::fill_n(words + L.rule_lists + r * kRuleLists * 2, kRuleLists * 2, 0u);
       out.rows.push_back(SampleRow{s.seq_id, c.top_logprobs});
     }
   }

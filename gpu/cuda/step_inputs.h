@@ -24,8 +24,8 @@ struct StepCapacity {
   // The capacity of a CUDA graph bucket's decode steps: at most `bucket` sequences of one token.
   // A layout sized so packs those steps' arrays into a few hundred bytes (the block tables
   // aside) where the full layout spreads them over its max_tokens-long arrays, and a step
-  // uploads the prefix of the buffer it uses: at batch 1 on Llama-3-8B's defaults, about 170
-  // bytes at context 128 and 400 at 1,024 (the block table) instead of about 200 KB.
+  // uploads the prefix of the buffer it uses: at batch 1 on Llama-3-8B's defaults, about 220
+  // bytes at context 128 and 450 at 1,024 (the block table) instead of about 200 KB.
   StepCapacity for_graph_bucket(int32_t bucket) const;
 };
 
@@ -41,6 +41,11 @@ struct StepLayout {
   size_t sample_rows = 0, temperature = 0, top_p = 0, top_k = 0, sample_index = 0, num_top = 0,
          dest_slot = 0;         // [max_seqs] each
   size_t seed = 0;              // [max_seqs] uint64, 8-byte aligned
+  // Sampling rules (sampling_rules_state.h): pack_step writes the defaults (no rules), the
+  // backend's SamplingRulesState the rows that have rules.
+  size_t repetition = 0, frequency = 0, presence = 0, min_p = 0, count_row = 0,
+         processed_row = 0;     // [max_seqs] each
+  size_t rule_lists = 0;        // [max_seqs * kRuleLists * 2] (offset, length) pairs
   // Last, so that a step uploads only the prefix it uses: the sequences' block tables packed one
   // after another ([(max_seqs + 1) * max_blocks_per_seq] at most).
   size_t block_tables = 0;

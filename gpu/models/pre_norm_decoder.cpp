@@ -1,5 +1,7 @@
 #include "gpu/models/pre_norm_decoder.h"
 
+#include "gpu/models/tensor_parallel.h"
+
 namespace zinfer::gpu::models {
 
 void PreNormDecoder::layers(ForwardOps& ops) const {
@@ -20,10 +22,11 @@ void PreNormDecoder::head(ForwardOps& ops) const { ops.logits(w_.final_norm, w_.
 
 DecoderWeights declare_llama_outer_weights(const ModelConfig& c, WeightStore& store) {
   const int64_t V = c.vocab_size, H = c.hidden_size;
+  const Range vocab = shard(c, store.parallel()).vocab;  // vocab-parallel (tensor_parallel.h)
   DecoderWeights w;
-  w.embed = store.linear({{"model.embed_tokens.weight", {V, H}}});
+  w.embed = store.linear({{"model.embed_tokens.weight", {V, H}, vocab}});
   w.final_norm = store.vector({{"model.norm.weight", {H}}});
-  w.lm_head = c.tie_word_embeddings ? w.embed : store.linear({{"lm_head.weight", {V, H}}});
+  w.lm_head = c.tie_word_embeddings ? w.embed : store.linear({{"lm_head.weight", {V, H}, vocab}});
   return w;
 }
 

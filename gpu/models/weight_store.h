@@ -11,6 +11,12 @@
 
 namespace zinfer::gpu::models {
 
+// One rank of a tensor-parallel group of `size` ranks (tensor_parallel.h says what each holds).
+struct TensorParallel {
+  int32_t rank = 0;
+  int32_t size = 1;
+};
+
 // A linear layer y = x · Wᵀ, W: [out_features, in_features].
 struct Linear {
   int32_t id = -1;
@@ -23,11 +29,25 @@ struct Vector {
   bool valid() const { return id >= 0; }
 };
 
-// One checkpoint tensor and the shape it must have.
+// A range of a tensor's rows or columns; count -1 is all of them from begin.
+struct Range {
+  int64_t begin = 0;
+  int64_t count = -1;
+  bool all() const { return begin == 0 && count < 0; }
+};
+
+// One checkpoint tensor, the shape it must have, and the part of it this store keeps: a rank of
+// a tensor-parallel group keeps its slice (tensor_parallel.h). Rows past the tensor's end read as
+// zeros (a vocabulary padded to a multiple of the group size); columns must lie inside it.
 struct TensorPart {
   std::string name;
   std::vector<int64_t> shape;
+  Range rows = {};  // of dimension 0
+  Range cols = {};  // of dimension 1 (2-D tensors)
 };
+
+// The shape a part has once sliced.
+std::vector<int64_t> sliced_shape(const TensorPart& part);
 
 class WeightStore {
  public:
@@ -38,6 +58,8 @@ class WeightStore {
   virtual Linear linear(const std::vector<TensorPart>& parts) = 0;
   // The parts concatenated, as float32.
   virtual Vector vector(const std::vector<TensorPart>& parts) = 0;
+  // The rank of the tensor-parallel group this store loads for ({0, 1}: the whole model).
+  virtual TensorParallel parallel() const { return {}; }
 };
 
 }  // namespace zinfer::gpu::models

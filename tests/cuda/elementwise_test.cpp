@@ -24,7 +24,7 @@ TEST(CudaEmbedding, GathersRowsAndDeviceSideTokens) {
   DeviceArray<int32_t> d_ids(ids), d_from(from_slot), d_last(last), d_bad(std::vector<int32_t>{0});
   DeviceArray<float> d_out(static_cast<size_t>(T) * H);
   d_out.poison();
-  check_cuda(launch_embedding(d_table.get(), d_ids.get(), d_from.get(), d_last.get(), T, H, V, d_out.get(),
+  check_cuda(launch_embedding(d_table.get(), 0, V, d_ids.get(), d_from.get(), d_last.get(), T, H, V, d_out.get(),
                               d_bad.get(), nullptr),
              "embedding");
   const std::vector<float> out = d_out.download();
@@ -33,6 +33,21 @@ TEST(CudaEmbedding, GathersRowsAndDeviceSideTokens) {
     for (int i = 0; i < H; ++i) ASSERT_EQ(out[t * H + i], round_bf16(table[id * H + i])) << t << "," << i;
   }
   EXPECT_EQ(d_bad.download()[0], 0);
+
+  // A tensor-parallel rank's slice: rows [20, 40) of the vocabulary; other ids give zero rows.
+  DeviceArray<__nv_bfloat16> d_slice(to_bf16(std::vector<float>(table.begin() + 20 * H, table.begin() + 40 * H)));
+  d_out.poison();
+  check_cuda(launch_embedding(d_slice.get(), 20, 20, d_ids.get(), d_from.get(), d_last.get(), T, H, V, d_out.get(),
+                              d_bad.get(), nullptr),
+             "embedding of a vocabulary slice");
+  const std::vector<float> sliced = d_out.download();
+  for (int t = 0; t < T; ++t) {
+    const int id = t == 4 ? 41 : ids[t];
+    for (int i = 0; i < H; ++i) {
+      const float want = id >= 20 && id < 40 ? round_bf16(table[id * H + i]) : 0.0f;
+      ASSERT_EQ(sliced[t * H + i], want) << t << "," << i;
+    }
+  }
 }
 
 // H = 97 runs the one-element kernel, 4104 (a multiple of 8, not of the block's 256 x 8) the

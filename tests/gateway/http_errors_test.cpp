@@ -85,7 +85,16 @@ TEST_F(GatewayServerTest, BadValues) {
   expect_400(port_, c, R"({"prompt":"x","stop":[""]})", "stop");
   expect_400(port_, c, R"({"prompt":"x","max_tokens":5000})", "max_tokens");
   expect_400(port_, c, R"({"prompt":"x","stream_options":{"include_usage":true}})", "stream_options");
-  expect_400(port_, c, R"({"prompt":"x","presence_penalty":0.5})", "presence_penalty");
+  expect_400(port_, c, R"({"prompt":"x","presence_penalty":2.5})", "presence_penalty");
+  expect_400(port_, c, R"({"prompt":"x","frequency_penalty":-3})", "frequency_penalty");
+  expect_400(port_, c, R"({"prompt":"x","repetition_penalty":0})", "repetition_penalty");
+  expect_400(port_, c, R"({"prompt":"x","min_p":1.5})", "min_p");
+  expect_400(port_, c, R"({"prompt":"x","logit_bias":{"abc":1}})", "logit_bias");
+  expect_400(port_, c, R"({"prompt":"x","logit_bias":[1]})", "logit_bias");
+  expect_400(port_, chat, R"({"messages":[{"role":"user","content":"x"}],"allowed_token_ids":[]})",
+             "allowed_token_ids");
+  expect_400(port_, chat, R"({"messages":[{"role":"user","content":"x"}],"bad_words":"x"})", "bad_words");
+  expect_400(port_, c, R"({"prompt":"x","truncate_prompt_tokens":0})", "truncate_prompt_tokens");
   expect_400(port_, chat, R"({"messages":[]})", "messages");
   expect_400(port_, chat, R"({"messages":[{"role":"wizard","content":"x"}]})", "messages[0].role");
   expect_400(port_, chat, R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", "top_logprobs");

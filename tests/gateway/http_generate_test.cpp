@@ -186,6 +186,37 @@ TEST_F(GatewayServerTest, ChatNonStream) {
   EXPECT_FALSE(sent[0].enable_thinking);
 }
 
+// The logits processing fields travel to the engine over HTTP, from both endpoints.
+TEST_F(GatewayServerTest, SamplingFieldsReachTheEngine) {
+  auto c = post_json(port_, "/v1/completions",
+                     R"({"prompt":"x","max_tokens":2,"repetition_penalty":1.1,"frequency_penalty":0.5,
+                         "presence_penalty":-0.5,"min_p":0.2,"logit_bias":{"11":-100,"12":7},"min_tokens":1,
+                         "allowed_token_ids":[11,12,13],"bad_words":["bad"],"truncate_prompt_tokens":5})");
+  ASSERT_EQ(c.status, 200) << c.body;
+  auto chat = post_json(port_, "/v1/chat/completions",
+                        R"({"messages":[{"role":"user","content":"x"}],"max_tokens":2,"presence_penalty":1,
+                            "logit_bias":{"3":2},"bad_words":["a b"],"min_p":0.1})");
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  auto sent = engine_->submitted();
+  ASSERT_EQ(sent.size(), 2u);
+  const auto& s = sent[0].sampling;
+  EXPECT_FLOAT_EQ(s.repetition_penalty, 1.1f);
+  EXPECT_FLOAT_EQ(s.frequency_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(s.presence_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(s.min_p, 0.2f);
+  ASSERT_EQ(s.logit_bias.size(), 2u);
+  EXPECT_EQ(s.allowed_token_ids, (std::vector<int32_t>{11, 12, 13}));
+  EXPECT_EQ(s.bad_words, std::vector<std::string>{"bad"});
+  EXPECT_EQ(s.truncate_prompt_tokens, 5);
+  EXPECT_EQ(s.min_tokens, 1);
+  const auto& t = sent[1].sampling;
+  EXPECT_FLOAT_EQ(t.presence_penalty, 1.0f);
+  ASSERT_EQ(t.logit_bias.size(), 1u);
+  EXPECT_EQ(t.logit_bias[0].token, 3);
+  EXPECT_EQ(t.bad_words, std::vector<std::string>{"a b"});
+  EXPECT_FLOAT_EQ(t.min_p, 0.1f);
+}
+
 TEST_F(GatewayServerTest, ChatStreamStartsWithRole) {
   auto r = post_json(port_, "/v1/chat/completions",
                      R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"stream":true})");

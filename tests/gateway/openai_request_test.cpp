@@ -1,6 +1,8 @@
 // Parsing and validation of OpenAI request bodies, without a server.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "gateway/api_error.h"
 #include "gateway/openai_request.h"
 
@@ -88,6 +90,62 @@ TEST(OpenAiRequestTest, UserAndPredictedOutputTokensReachTheRequest) {
   EXPECT_EQ(param_of(R"({"prompt":"x","predicted_output_tokens":1,"user":""})"), "accepted");
 }
 
+// The logits processing fields reach the request as vLLM reads them: logit_bias in OpenAI's form
+// (token id strings, biases clamped to [-100, 100]), the others as given.
+TEST(OpenAiRequestTest, LogitsProcessingFieldsReachTheRequest) {
+  for (ApiKind kind : {ApiKind::kCompletions, ApiKind::kChat}) {
+    const std::string input =
+        kind == ApiKind::kChat ? R"("messages":[{"role":"user","content":"q"}])" : R"("prompt":"q")";
+    auto r = parse_openai_request(kind, "{" + input + R"(,"repetition_penalty":1.2,"frequency_penalty":-0.5,
+                                      "presence_penalty":1.5,"min_p":0.05,"logit_bias":{"50256":-150,"7":2.5},
+                                      "allowed_token_ids":[3,1,2],"bad_words":["foo"," bar"],
+                                      "truncate_prompt_tokens":-1,"min_tokens":2})",
+                                  options());
+    const auto& s = r.request.sampling;
+    EXPECT_FLOAT_EQ(s.repetition_penalty, 1.2f);
+    EXPECT_FLOAT_EQ(s.frequency_penalty, -0.5f);
+    EXPECT_FLOAT_EQ(s.presence_penalty, 1.5f);
+    EXPECT_FLOAT_EQ(s.min_p, 0.05f);
+    ASSERT_EQ(s.logit_bias.size(), 2u);
+    std::map<int32_t, float> bias;
+    for (const auto& b : s.logit_bias) bias[b.token] = b.bias;
+    EXPECT_FLOAT_EQ(bias.at(50256), -100.0f);  // clamped
+    EXPECT_FLOAT_EQ(bias.at(7), 2.5f);
+    EXPECT_EQ(s.allowed_token_ids, (std::vector<int32_t>{3, 1, 2}));
+    EXPECT_EQ(s.bad_words, (std::vector<std::string>{"foo", " bar"}));
+    EXPECT_EQ(s.truncate_prompt_tokens, -1);
+    EXPECT_EQ(s.min_tokens, 2);
+  }
+  auto param_of = [](const std::string& body) -> std::string {
+    try {
+      parse_openai_request(ApiKind::kCompletions, body, options());
+      return "accepted";
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status(), 400) << body;
+      return e.param();
+    }
+  };
+  EXPECT_EQ(param_of(R"({"prompt":"x","logit_bias":{"-1":1}})"), "logit_bias");
+  EXPECT_EQ(param_of(R"({"prompt":"x","logit_bias":{"1x":1}})"), "logit_bias");
+  EXPECT_EQ(param_of(R"({"prompt":"x","logit_bias":{"1":"a"}})"), "logit_bias");
+  EXPECT_EQ(param_of(R"({"prompt":"x","logit_bias":{}})"), "accepted");
+  EXPECT_EQ(param_of(R"({"prompt":"x","allowed_token_ids":[-4]})"), "allowed_token_ids");
+  EXPECT_EQ(param_of(R"({"prompt":"x","allowed_token_ids":[1.5]})"), "allowed_token_ids");
+  EXPECT_EQ(param_of(R"({"prompt":"x","bad_words":[1]})"), "bad_words");
+  EXPECT_EQ(param_of(R"({"prompt":"x","bad_words":["  "]})"), "bad_words");
+  EXPECT_EQ(param_of(R"({"prompt":"x","repetition_penalty":-1})"), "repetition_penalty");
+  EXPECT_EQ(param_of(R"({"prompt":"x","presence_penalty":2.01})"), "presence_penalty");
+  EXPECT_EQ(param_of(R"({"prompt":"x","min_p":-0.1})"), "min_p");
+  EXPECT_EQ(param_of(R"({"prompt":"x","truncate_prompt_tokens":-2})"), "truncate_prompt_tokens");
+  EXPECT_EQ(param_of(R"({"prompt":"x","truncate_prompt_tokens":101})"), "truncate_prompt_tokens");
+  // A token-id prompt longer than the context fits once truncated.
+  std::string ids = "[";
+  for (int i = 0; i < 150; ++i) ids += (i ? ",1" : "1");
+  ids += "]";
+  EXPECT_EQ(param_of(R"({"prompt":)" + ids + R"(,"max_tokens":5})"), "prompt");
+  EXPECT_EQ(param_of(R"({"prompt":)" + ids + R"(,"max_tokens":5,"truncate_prompt_tokens":50})"), "accepted");
+}
+
 TEST(OpenAiRequestTest, StatusOfBadRequests) {
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","model":"other"})"), 404);
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","max_tokens":101})"), 400);
@@ -125,6 +183,18 @@ TEST(OpenAiRequestTest, ValidateGenerateRequestFromNativeClients) {
   EXPECT_NO_THROW(validate_generate_request(g, 100));
   g.prompt_ids.assign(100, 1);
   EXPECT_THROW(validate_generate_request(g, 100), ApiError);  // fills the context
+  g.sampling.truncate_prompt_tokens = 50;
+  EXPECT_NO_THROW(validate_generate_request(g, 100));  // not once truncated
+  g.sampling.truncate_prompt_tokens = 0;
+  g.sampling.frequency_penalty = 3.0f;  // the sampling fields' ranges hold here too
+  g.prompt_ids = {1};
+  try {
+    validate_generate_request(g, 100);
+    ADD_FAILURE() << "frequency_penalty 3 was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "frequency_penalty");
+  }
+  g.sampling.frequency_penalty = 0.0f;
   g.prompt_ids = {-1};
   EXPECT_THROW(validate_generate_request(g, 100), ApiError);
   g.prompt_ids.clear();

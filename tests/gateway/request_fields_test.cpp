@@ -32,7 +32,6 @@ HttpOptions options() {
 enum class Expect {
   kHonoured,  // the value changes the parsed request
   kRefused,   // a 400 whose param is the field
-  kSampling,  // the sampling branch's field (penalties, masks): refused here until it lands, then honoured
   kNotFound,  // 404 naming the field (`model` with another name)
 };
 
@@ -80,14 +79,13 @@ const std::vector<Row>& rows() {
       {"predicted_output_tokens", C, Ch, 4, Expect::kHonoured, nullptr},
       {"add_generation_prompt", NoC, Ch, false, Expect::kHonoured, nullptr},
       {"chat_template_kwargs", NoC, Ch, {{"enable_thinking", false}}, Expect::kHonoured, nullptr},
-      // The sampling branch's.
-      {"frequency_penalty", C, Ch, 0.5, Expect::kSampling, 0},
-      {"presence_penalty", C, Ch, 0.5, Expect::kSampling, 0.0},
-      {"repetition_penalty", C, Ch, 1.2, Expect::kSampling, 1.0},
-      {"min_p", C, Ch, 0.1, Expect::kSampling, 0},
-      {"logit_bias", C, Ch, {{"5", 10}}, Expect::kSampling, json::object()},
-      {"bad_words", C, Ch, {"bad"}, Expect::kSampling, json::array()},
-      {"allowed_token_ids", C, Ch, {1, 2}, Expect::kSampling, nullptr},
+      {"frequency_penalty", C, Ch, 0.5, Expect::kHonoured, nullptr},
+      {"presence_penalty", C, Ch, 0.5, Expect::kHonoured, nullptr},
+      {"repetition_penalty", C, Ch, 1.2, Expect::kHonoured, nullptr},
+      {"min_p", C, Ch, 0.1, Expect::kHonoured, nullptr},
+      {"logit_bias", C, Ch, {{"5", 10}}, Expect::kHonoured, nullptr},
+      {"bad_words", C, Ch, {"bad"}, Expect::kHonoured, nullptr},
+      {"allowed_token_ids", C, Ch, {1, 2}, Expect::kHonoured, nullptr},
       // Refused unless they ask for nothing.
       {"best_of", C, Ch, 2, Expect::kRefused, 1},
       {"use_beam_search", C, Ch, true, Expect::kRefused, false},
@@ -217,9 +215,6 @@ TEST(RequestFields, EveryFieldIsHonouredOrRefusedByName) {
         case Expect::kRefused:
           EXPECT_TRUE(refused_by_name) << "status " << after.status << ", param " << after.param;
           refused += refused_by_name;
-          break;
-        case Expect::kSampling:
-          EXPECT_TRUE(changed || refused_by_name) << "status " << after.status << ", param " << after.param;
           break;
         case Expect::kNotFound:
           EXPECT_EQ(after.status, 404);

@@ -10,6 +10,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/random_model.h"
+#include "tests/model/logits_reference.h"
 #include "tests/model/reference_forward.h"
 #include "tests/model/test_util.h"
 
@@ -165,6 +166,67 @@ TEST(CpuBackend, GreedyDecodeThroughStepMatchesReference) {
     s.sampling.temperature = 0.0f;
     decode.seqs.push_back(s);
     out = backend->step(decode);
+  }
+}
+
+// Sampling rules through step(): greedy decode under penalties, bad words and min_tokens equals
+// the argmax of the float64 reference of vLLM's processing applied to the reference logits, with
+// the output the backend generated so far (it keeps it per sequence); a sequence listed as
+// finished starts again from its rules.
+TEST(CpuBackend, SamplingRulesReadTheTokensGeneratedSoFar) {
+  auto ck = make_checkpoint(Architecture::kLlama);
+  auto backend = open_backend(*ck);
+  test::ReferenceForward ref(backend->config(), ck->dir.str());
+  const int V = ck->config.vocab_size;
+  std::vector<int32_t> seq = random_tokens(12, V, 9);
+  auto rules = std::make_shared<SamplingRules>();
+  rules->repetition_penalty = 1.5f;
+  rules->frequency_penalty = 0.8f;
+  rules->presence_penalty = 0.3f;
+  rules->prompt_ids = seq;
+  rules->min_tokens = 2;
+  rules->min_tokens_stop_ids = {1, 2};
+  rules->bad_words = {{seq.back(), 5}};
+  const auto table = shuffled_blocks(4, 10, 3);
+  std::vector<int32_t> outputs;
+  BatchInput b;
+  b.seqs.push_back(chunk(3, seq, 0, 12, table, true));
+  b.seqs[0].sampling.rules = rules;
+  auto out = backend->step(b);
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(out.size(), 1u);
+    const auto raw64 = ref.logits(seq).back();
+    const std::vector<float> raw(raw64.begin(), raw64.end());
+    const auto want = reference::processed_logits(raw, *rules, outputs, i);
+    EXPECT_EQ(out[0].token, std::max_element(want.begin(), want.end()) - want.begin()) << "step " << i;
+    seq.push_back(out[0].token);
+    outputs.push_back(out[0].token);
+    BatchInput decode;
+    SequenceInput s;
+    s.seq_id = 3;
+    s.use_last_sampled = true;
+    s.num_tokens = 1;
+    s.start_pos = int32_t(seq.size()) - 1;
+    s.block_table = table;
+    s.sample = true;
+    s.sampling.temperature = 0.0f;
+    s.sampling.sample_index = i + 1;
+    s.sampling.rules = rules;
+    decode.seqs.push_back(s);
+    out = backend->step(decode);
+  }
+  // Invalid rules are an error naming the field, checked when a sequence first brings them.
+  auto bad = std::make_shared<SamplingRules>();
+  bad->logit_bias = {{V, 1.0f}};
+  BatchInput again;
+  again.finished = {3};
+  again.seqs.push_back(chunk(4, random_tokens(4, V, 2), 0, 4, table, true));
+  again.seqs[0].sampling.rules = bad;
+  try {
+    backend->step(again);
+    FAIL() << "out-of-vocabulary logit_bias accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("logit_bias"), std::string::npos) << e.what();
   }
 }
 

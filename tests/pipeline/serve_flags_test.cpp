@@ -55,6 +55,7 @@ TEST(ServeFlags, HelpListsVllmsFlags) {
         "--served-model-name", "--dtype", "--block-size", "--enable-prefix-caching", "--no-enable-prefix-caching",
         "--swap-space", "--num-gpu-blocks-override", "--scheduling-policy", "--preemption-mode", "--seed",
         "--max-logprobs", "--chat-template", "--generation-config", "--host", "--port", "--disable-log-requests",
+        "--tensor-parallel-size",
         "--config", "MODEL"}) {
     EXPECT_NE(text.find(flag), std::string::npos) << flag << " is not in --help:\n" << text;
   }
@@ -81,7 +82,7 @@ TEST(ServeFlags, FlagsReachTheSchedulerAndTheCache) {
              "--block-size", "32", "--gpu-memory-utilization", "0.5", "--num-gpu-blocks-override", "77",
              "--swap-space", "1.5", "--no-enable-prefix-caching", "--scheduling-policy", "priority",
              "--preemption-mode", "swap", "--seed", "42", "--long-prefill-token-threshold", "64", "--dtype",
-             "bfloat16", "--device", "synthetic"});
+             "bfloat16", "--device", "synthetic", "--tensor-parallel-size", "2"});
   protocol::ExecutorInfo executor;
   executor.block_size = 32;
   executor.num_gpu_blocks = 77;
@@ -104,6 +105,7 @@ TEST(ServeFlags, FlagsReachTheSchedulerAndTheCache) {
   EXPECT_EQ(b.max_num_batched_tokens, 96);
   EXPECT_EQ(b.dtype, "bfloat16");
   EXPECT_EQ(b.device, "synthetic");
+  EXPECT_EQ(b.tensor_parallel_size, 2);
   EXPECT_TRUE(serve({"--enable-prefix-caching"}).scheduler.enable_prefix_caching);
   EXPECT_THROW(serve({"--enable-prefix-caching", "--no-enable-prefix-caching"}), CLI::ParseError);
 }

@@ -1,120 +1,111 @@
-// The tokenizer stage without sockets (actors/pipeline/tokenize_request.h), with the real Llama 2
-// tokenizer (it adds bos) and Llama 3's chat template: add_special_tokens, truncate_prompt_tokens, stop_token_ids outside the vocabulary,
-// /tokenize and /detokenize answers that agree with generation, and a replaced chat template.
-#include <string>
-#include <variant>
-
+// The tokenizer stage's share of the sampling fields: bad_words become token sequences as vLLM
+// makes them, token ids of logit_bias / allowed_token_ids / bad_words are checked against the
+// vocabulary, and truncate_prompt_tokens keeps the end of the prompt.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <variant>
 
 #include "actors/pipeline/tokenize_request.h"
 
 namespace zinfer::actors {
 namespace {
 
-const std::string kData = std::string(ZINFER_SOURCE_DIR) + "/tests/data/tokenizers/";
-
-TokenizerResources resources() {
+TokenizerResources llama3() {
+  const std::string dir = std::string(ZINFER_SOURCE_DIR) + "/tests/data/tokenizers/llama3";
   TokenizerResources r;
-  r.tokenizer = tok::Tokenizer::from_file(kData + "llama2");
-  r.chat = chat::TokenizerChatConfig::load(kData + "llama3");
-  r.vocab_size = r.tokenizer->vocab_size();
-  r.max_model_len = 4;
+  if (!std::filesystem::exists(dir + "/tokenizer.json")) {
+    ADD_FAILURE() << dir << "/tokenizer.json is missing: run tools/fetch-tokenizers.sh";
+    return r;
+  }
+  r.tokenizer = tok::Tokenizer::from_file(dir + "/tokenizer.json");
+  r.max_model_len = 64;
+  r.vocab_size = 128256;
   return r;
 }
 
-protocol::GenerateRequest prompt_request(const std::string& text) {
+protocol::GenerateRequest request(const std::string& prompt) {
   protocol::GenerateRequest g;
-  g.request_id = 5;
-  g.prompt = text;
-  g.sampling.max_tokens = 1;
+  g.request_id = 7;
+  g.prompt = prompt;
+  g.sampling.max_tokens = 4;
   return g;
 }
 
-std::vector<int32_t> ids_of(const std::variant<protocol::TokenizedRequest, protocol::ErrorReply>& v) {
-  const auto* ok = std::get_if<protocol::TokenizedRequest>(&v);
-  EXPECT_NE(ok, nullptr) << (ok ? "" : std::get<protocol::ErrorReply>(v).message);
-  return ok ? ok->prompt_ids : std::vector<int32_t>{};
+protocol::TokenizedRequest ok(const TokenizerResources& res, const protocol::GenerateRequest& g) {
+  auto out = tokenize_request(res, g);
+  if (auto* e = std::get_if<protocol::ErrorReply>(&out)) ADD_FAILURE() << e->message;
+  return std::get<protocol::TokenizedRequest>(out);
 }
 
-TEST(TokenizeRequest, AddSpecialTokensAndTruncation) {
-  TokenizerResources r = resources();
-  r.max_model_len = 1000;
-  const auto bos = r.tokenizer->token_to_id("<s>").value();
-  auto g = prompt_request("Hello there, world");
-  const auto with = ids_of(tokenize_request(r, g));
-  ASSERT_GE(with.size(), 3u);
-  EXPECT_EQ(with.front(), bos);  // a prompt gets bos by default
-  g.add_special_tokens = 0;
-  const auto without = ids_of(tokenize_request(r, g));
-  EXPECT_EQ(without, std::vector<int32_t>(with.begin() + 1, with.end()));
-  g.add_special_tokens = -1;
-  g.truncate_prompt_tokens = 2;  // vLLM keeps the last tokens
-  EXPECT_EQ(ids_of(tokenize_request(r, g)), std::vector<int32_t>(with.end() - 2, with.end()));
-  g.truncate_prompt_tokens = -1;  // to the context length, which then leaves no room for output
-  r.max_model_len = 3;
-  const auto out = tokenize_request(r, g);
-  ASSERT_TRUE(std::holds_alternative<protocol::ErrorReply>(out));
-  EXPECT_NE(std::get<protocol::ErrorReply>(out).message.find("your prompt has 3 tokens"), std::string::npos)
-      << std::get<protocol::ErrorReply>(out).message;
+std::string refused(const TokenizerResources& res, const protocol::GenerateRequest& g) {
+  auto out = tokenize_request(res, g);
+  auto* e = std::get_if<protocol::ErrorReply>(&out);
+  if (!e) return "(accepted)";
+  EXPECT_EQ(e->code, 400);
+  return e->message;
 }
 
-TEST(TokenizeRequest, StopTokenIdsOutsideTheVocabularyAreRefused) {
-  TokenizerResources r = resources();
-  r.max_model_len = 1000;
-  auto g = prompt_request("Hi");
-  g.sampling.stop_token_ids = {r.vocab_size};
-  const auto out = tokenize_request(r, g);
-  ASSERT_TRUE(std::holds_alternative<protocol::ErrorReply>(out));
-  EXPECT_EQ(std::get<protocol::ErrorReply>(out).code, 400);
-  EXPECT_NE(std::get<protocol::ErrorReply>(out).message.find("stop_token_ids"), std::string::npos);
-  g.sampling.stop_token_ids = {r.vocab_size - 1};
-  EXPECT_TRUE(std::holds_alternative<protocol::TokenizedRequest>(tokenize_request(r, g)));
+TEST(TokenizeRequest, BadWordsAreBannedWithAndWithoutALeadingSpace) {
+  const TokenizerResources res = llama3();
+  if (!res.tokenizer) return;
+  auto g = request("Tell me about");
+  g.sampling.bad_words = {"  hello", "world wide"};
+  const auto t = ok(res, g);
+  const auto& tk = *res.tokenizer;
+  std::vector<std::vector<int32_t>> want;
+  for (const std::string word : {"hello", "world wide"}) {
+    auto plain = tk.encode(word, false), spaced = tk.encode(" " + word, false);
+    want.push_back(plain);
+    if (spaced[0] != plain[0] && spaced.size() == plain.size()) want.push_back(spaced);
+  }
+  EXPECT_EQ(t.sampling.bad_words_token_ids, want);
+  // "hello" and " hello" are different single tokens in Llama 3's vocabulary: both banned.
+  ASSERT_GE(want.size(), 2u);
+  EXPECT_EQ(want[0].size(), 1u);
+  EXPECT_EQ(want[1].size(), 1u);
+  EXPECT_NE(want[0], want[1]);
+  g.sampling.bad_words = {"   "};
+  EXPECT_NE(refused(res, g).find("bad_words"), std::string::npos);
 }
 
-TEST(TokenizeRequest, TokenizeAnswersAgreeWithGeneration) {
-  TokenizerResources r = resources();
-  r.max_model_len = 1000;
-  protocol::TokenizeRequest t;
-  t.request_id = 9;
-  t.prompt = "Hello there, world";
-  t.add_special_tokens = 1;
-  t.return_token_strs = true;
-  const auto reply = std::get<protocol::TokenizeReply>(answer_tokenize(r, t));
-  EXPECT_EQ(reply.request_id, 9u);
-  EXPECT_EQ(reply.tokens, ids_of(tokenize_request(r, prompt_request(t.prompt))));
-  ASSERT_EQ(reply.token_strs.size(), reply.tokens.size());
-  EXPECT_EQ(reply.token_strs[0], "<s>");
-  EXPECT_EQ(reply.max_model_len, 1000);
-
-  protocol::GenerateRequest chat;
-  chat.messages = {{"user", "What is 2+2?"}};
-  chat.is_chat = true;
-  chat.sampling.max_tokens = 1;
-  protocol::TokenizeRequest tc;
-  tc.messages = chat.messages;
-  tc.is_chat = true;
-  tc.add_special_tokens = 0;
-  EXPECT_EQ(std::get<protocol::TokenizeReply>(answer_tokenize(r, tc)).tokens, ids_of(tokenize_request(r, chat)));
-
-  protocol::TokenizeRequest d;
-  d.detokenize = true;
-  d.tokens = std::get<protocol::TokenizeReply>(answer_tokenize(r, t)).tokens;
-  EXPECT_EQ(std::get<protocol::TokenizeReply>(answer_tokenize(r, d)).text, "<s> Hello there, world");
-  d.tokens = {r.vocab_size};
-  EXPECT_TRUE(std::holds_alternative<protocol::ErrorReply>(answer_tokenize(r, d)));
+TEST(TokenizeRequest, TokenIdsOutsideTheVocabularyAreRefusedNamingTheField) {
+  TokenizerResources res;
+  res.max_model_len = 64;
+  res.vocab_size = 100;
+  protocol::GenerateRequest g;
+  g.prompt_ids = {1, 2, 3};
+  g.sampling.max_tokens = 4;
+  g.sampling.logit_bias = {{5, 1.0f}, {100, 2.0f}};
+  EXPECT_NE(refused(res, g).find("'logit_bias'"), std::string::npos);
+  g.sampling.logit_bias = {{99, 1.0f}};
+  g.sampling.allowed_token_ids = {0, -1};
+  EXPECT_NE(refused(res, g).find("'allowed_token_ids'"), std::string::npos);
+  g.sampling.allowed_token_ids = {0, 99};
+  EXPECT_EQ(ok(res, g).sampling.allowed_token_ids, (std::vector<int32_t>{0, 99}));
+  g.sampling.bad_words = {"x"};  // no tokenizer to encode them
+  EXPECT_NE(refused(res, g).find("'bad_words'"), std::string::npos);
+  g.sampling.bad_words.clear();
+  g.sampling.bad_words_token_ids = {{3, 400}};
+  EXPECT_NE(refused(res, g).find("'bad_words'"), std::string::npos);
 }
 
-TEST(TokenizeRequest, AReplacedChatTemplateIsTheOneRendered) {
-  TokenizerResources r = resources();
-  r.max_model_len = 1000;
-  r.use_chat_template("{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}");
-  protocol::TokenizeRequest t;
-  t.messages = {{"user", "hi"}};
-  t.is_chat = true;
-  t.add_special_tokens = 0;
-  const auto ids = std::get<protocol::TokenizeReply>(answer_tokenize(r, t)).tokens;
-  EXPECT_EQ(r.tokenizer->decode(ids), "[user] hi\n");
-  EXPECT_ANY_THROW(r.use_chat_template("{% for %}"));
+TEST(TokenizeRequest, TruncatePromptTokensKeepsTheEnd) {
+  TokenizerResources res;
+  res.max_model_len = 8;
+  res.vocab_size = 100;
+  protocol::GenerateRequest g;
+  g.prompt_ids = {1, 2, 3, 4, 5, 6};
+  g.sampling.max_tokens = 2;
+  g.sampling.truncate_prompt_tokens = 4;
+  EXPECT_EQ(ok(res, g).prompt_ids, (std::vector<int32_t>{3, 4, 5, 6}));
+  g.sampling.truncate_prompt_tokens = 10;
+  EXPECT_NE(refused(res, g).find("'truncate_prompt_tokens'"), std::string::npos);
+  g.sampling.truncate_prompt_tokens = -1;  // max_model_len: the prompt fits already
+  EXPECT_EQ(ok(res, g).prompt_ids, g.prompt_ids);
+  g.prompt_ids = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  g.sampling.truncate_prompt_tokens = 5;
+  EXPECT_EQ(ok(res, g).prompt_ids, (std::vector<int32_t>{6, 7, 8, 9, 10}));
 }
 
 }  // namespace

@@ -21,6 +21,15 @@ SamplingParams sample_params() {
   s.logprobs = true;
   s.top_logprobs = 5;
   s.skip_special_tokens = false;
+  s.repetition_penalty = 1.25f;
+  s.frequency_penalty = -0.5f;
+  s.presence_penalty = 2.0f;
+  s.min_p = 0.05f;
+  s.logit_bias = {{50256, -100.0f}, {7, 3.5f}};
+  s.allowed_token_ids = {1, 5, 151643};
+  s.bad_words = {"foo", " bar baz"};
+  s.bad_words_token_ids = {{9}, {10, 11}};
+  s.truncate_prompt_tokens = -1;
   s.include_stop_str_in_output = true;
   return s;
 }
@@ -39,6 +48,19 @@ void expect_same(const SamplingParams& a, const SamplingParams& b) {
   EXPECT_EQ(a.logprobs, b.logprobs);
   EXPECT_EQ(a.top_logprobs, b.top_logprobs);
   EXPECT_EQ(a.skip_special_tokens, b.skip_special_tokens);
+  EXPECT_FLOAT_EQ(a.repetition_penalty, b.repetition_penalty);
+  EXPECT_FLOAT_EQ(a.frequency_penalty, b.frequency_penalty);
+  EXPECT_FLOAT_EQ(a.presence_penalty, b.presence_penalty);
+  EXPECT_FLOAT_EQ(a.min_p, b.min_p);
+  ASSERT_EQ(a.logit_bias.size(), b.logit_bias.size());
+  for (size_t i = 0; i < a.logit_bias.size(); ++i) {
+    EXPECT_EQ(a.logit_bias[i].token, b.logit_bias[i].token);
+    EXPECT_FLOAT_EQ(a.logit_bias[i].bias, b.logit_bias[i].bias);
+  }
+  EXPECT_EQ(a.allowed_token_ids, b.allowed_token_ids);
+  EXPECT_EQ(a.bad_words, b.bad_words);
+  EXPECT_EQ(a.bad_words_token_ids, b.bad_words_token_ids);
+  EXPECT_EQ(a.truncate_prompt_tokens, b.truncate_prompt_tokens);
   EXPECT_EQ(a.include_stop_str_in_output, b.include_stop_str_in_output);
 }
 
@@ -69,7 +91,6 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   m.tenant = "team \xe4\xb8\x96";
   m.predicted_output_tokens = 2147483647;
   m.add_special_tokens = 0;
-  m.truncate_prompt_tokens = 300;
   auto r = roundtrip(m);
   EXPECT_EQ(r.request_id, m.request_id);
   EXPECT_EQ(r.model, m.model);
@@ -87,7 +108,6 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   EXPECT_EQ(r.tenant, m.tenant);
   EXPECT_EQ(r.predicted_output_tokens, 2147483647);
   EXPECT_EQ(r.add_special_tokens, 0);
-  EXPECT_EQ(r.truncate_prompt_tokens, 300);
 }
 
 TEST(ProtocolRoundTrip, TokenizeRequestAndReply) {
@@ -273,6 +293,18 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   w.seed = 99;
   w.sample_index = 4;
   w.top_logprobs = 2;
+  w.rules = SamplingRules{};
+  w.rules->repetition_penalty = 1.5f;
+  w.rules->frequency_penalty = 0.25f;
+  w.rules->presence_penalty = -1.0f;
+  w.rules->min_p = 0.1f;
+  w.rules->logit_bias = {{3, 2.0f}};
+  w.rules->allowed_token_ids = {1, 2, 3};
+  w.rules->bad_words = {{4}, {5, 6}};
+  w.rules->min_tokens = 4;
+  w.rules->min_tokens_stop_ids = {2};
+  w.rules->prompt_ids = {1, 2, 3, 3};
+  w.rules->output_ids = {6};
   SeqWork d;
   d.seq_id = 6;
   d.use_last_sampled = true;
@@ -297,6 +329,21 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   EXPECT_EQ(r.seqs[0].seed, 99);
   EXPECT_EQ(r.seqs[0].sample_index, 4);
   EXPECT_EQ(r.seqs[0].top_logprobs, 2);
+  ASSERT_TRUE(r.seqs[0].rules.has_value());
+  EXPECT_FLOAT_EQ(r.seqs[0].rules->repetition_penalty, 1.5f);
+  EXPECT_FLOAT_EQ(r.seqs[0].rules->frequency_penalty, 0.25f);
+  EXPECT_FLOAT_EQ(r.seqs[0].rules->presence_penalty, -1.0f);
+  EXPECT_FLOAT_EQ(r.seqs[0].rules->min_p, 0.1f);
+  ASSERT_EQ(r.seqs[0].rules->logit_bias.size(), 1u);
+  EXPECT_EQ(r.seqs[0].rules->logit_bias[0].token, 3);
+  EXPECT_FLOAT_EQ(r.seqs[0].rules->logit_bias[0].bias, 2.0f);
+  EXPECT_EQ(r.seqs[0].rules->allowed_token_ids, w.rules->allowed_token_ids);
+  EXPECT_EQ(r.seqs[0].rules->bad_words, w.rules->bad_words);
+  EXPECT_EQ(r.seqs[0].rules->min_tokens, 4);
+  EXPECT_EQ(r.seqs[0].rules->min_tokens_stop_ids, w.rules->min_tokens_stop_ids);
+  EXPECT_EQ(r.seqs[0].rules->prompt_ids, w.rules->prompt_ids);
+  EXPECT_EQ(r.seqs[0].rules->output_ids, w.rules->output_ids);
+  EXPECT_FALSE(r.seqs[1].rules.has_value());
   EXPECT_TRUE(r.seqs[1].use_last_sampled);
   EXPECT_EQ(r.seqs[1].num_tokens, 1);
   EXPECT_EQ(r.swap_out[0].src, 1);

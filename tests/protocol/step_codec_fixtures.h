@@ -87,6 +87,21 @@ inline SeqWork make_seq_work(std::mt19937& rng, size_t table_len) {
   s.sample_index = odd_int32(rng);
   s.top_logprobs = static_cast<int32_t>(rng() % 21);
   s.block_table_start = static_cast<int32_t>(rng() % 3 == 0 ? rng() % 200 : 0);
+  if (rng() % 4 == 0) {
+    SamplingRules r;
+    r.repetition_penalty = odd_float(rng);
+    r.frequency_penalty = odd_float(rng);
+    r.presence_penalty = odd_float(rng);
+    r.min_p = odd_float(rng);
+    r.logit_bias = {{odd_int32(rng), odd_float(rng)}, {odd_int32(rng), -100.0f}};
+    r.allowed_token_ids = {odd_int32(rng), odd_int32(rng)};
+    r.bad_words = {{odd_int32(rng)}, {odd_int32(rng), odd_int32(rng)}};
+    r.min_tokens = odd_int32(rng);
+    r.min_tokens_stop_ids = {odd_int32(rng)};
+    for (size_t i = rng() % 300; i > 0; --i) r.prompt_ids.push_back(odd_int32(rng));
+    r.output_ids = {odd_int32(rng)};
+    s.rules = std::move(r);
+  }
   return s;
 }
 
@@ -181,6 +196,25 @@ inline void expect_same(const SeqWork& a, const SeqWork& b) {
   EXPECT_EQ(a.sample_index, b.sample_index);
   EXPECT_EQ(a.top_logprobs, b.top_logprobs);
   EXPECT_EQ(a.block_table_start, b.block_table_start);
+  ASSERT_EQ(a.rules.has_value(), b.rules.has_value());
+  if (a.rules) {
+    const SamplingRules &x = *a.rules, &y = *b.rules;
+    EXPECT_TRUE(same_float(x.repetition_penalty, y.repetition_penalty));
+    EXPECT_TRUE(same_float(x.frequency_penalty, y.frequency_penalty));
+    EXPECT_TRUE(same_float(x.presence_penalty, y.presence_penalty));
+    EXPECT_TRUE(same_float(x.min_p, y.min_p));
+    ASSERT_EQ(x.logit_bias.size(), y.logit_bias.size());
+    for (size_t i = 0; i < x.logit_bias.size(); ++i) {
+      EXPECT_EQ(x.logit_bias[i].token, y.logit_bias[i].token);
+      EXPECT_TRUE(same_float(x.logit_bias[i].bias, y.logit_bias[i].bias));
+    }
+    EXPECT_EQ(x.allowed_token_ids, y.allowed_token_ids);
+    EXPECT_EQ(x.bad_words, y.bad_words);
+    EXPECT_EQ(x.min_tokens, y.min_tokens);
+    EXPECT_EQ(x.min_tokens_stop_ids, y.min_tokens_stop_ids);
+    EXPECT_EQ(x.prompt_ids, y.prompt_ids);
+    EXPECT_EQ(x.output_ids, y.output_ids);
+  }
 }
 
 inline void expect_same(const std::vector<BlockCopy>& a, const std::vector<BlockCopy>& b) {

@@ -67,7 +67,7 @@ TEST(StepCodec, TopLogprobsSurvive) {
 // Invariant 8 (docs/architecture.md): a peer of another minor version is read; anything else is a ProtocolError.
 // A StepPlan map written by hand with msgpack-c: keys in another order, a key this version does
 // not know (holding a nested value), keys missing, a SeqWork of an older minor version (5 fields)
-// and one of a newer (15 fields).
+// and one of a newer (17 fields).
 TEST(StepCodec, PlanMapWithUnknownAndMissingKeysAndRecordsOfOtherVersions) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
@@ -86,7 +86,7 @@ TEST(StepCodec, PlanMapWithUnknownAndMissingKeysAndRecordsOfOtherVersions) {
   pk.pack(false);
   pk.pack(3);
   pk.pack(-7);
-  pk.pack_array(16);  // newer: all 14 fields and two more
+  pk.pack_array(17);  // newer: all 15 fields and two more
   pk.pack(uint64_t{12});
   pk.pack(std::vector<int32_t>{});
   pk.pack(true);
@@ -101,6 +101,7 @@ TEST(StepCodec, PlanMapWithUnknownAndMissingKeysAndRecordsOfOtherVersions) {
   pk.pack(8);
   pk.pack(2);
   pk.pack(1);  // block_table_start
+  pk.pack_nil();  // rules
   pk.pack(std::string("a new field"));
   pk.pack(std::vector<std::string>{"and", "another"});
   pk.pack(std::string("finished"));

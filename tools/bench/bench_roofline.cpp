@@ -19,6 +19,7 @@ struct RooflineArgs {
   double mem = 0;
   bool json = false;
   bool list_gpus = false;
+  int64_t tensor_parallel_size = 1;
 };
 
 GpuSpec choose_gpu(const RooflineArgs& a) {
@@ -55,7 +56,7 @@ void run_roofline(const RooflineArgs& a) {
     return;
   }
   if (a.model.empty()) throw std::invalid_argument("--model DIR|config.json is required");
-  const Roofline r = compute_roofline(load_model_shape(a.model), choose_gpu(a));
+  const Roofline r = compute_roofline(load_model_shape(a.model), choose_gpu(a), a.tensor_parallel_size);
   if (a.json) {
     std::printf("%s\n", roofline_json(r).dump(2).c_str());
   } else {
@@ -74,6 +75,9 @@ void add_roofline_command(CLI::App& app) {
   cmd->add_option("--tflops", args->tflops, "bf16 tensor rate in TFLOPS (overrides the table)");
   cmd->add_option("--tflops-8bit", args->tflops_8bit, "fp8/int8 tensor rate in TFLOPS (overrides the table)");
   cmd->add_option("--mem", args->mem, "GPU memory in GiB, as datasheets' 'GB' mean it (overrides the table)");
+  cmd->add_option("--tensor-parallel-size", args->tensor_parallel_size,
+                  "GPUs the model is split over: the figures become one GPU's")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_flag("--list-gpus", args->list_gpus, "print the built-in GPU table");
   cmd->callback([args] { run_roofline(*args); });

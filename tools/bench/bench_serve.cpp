@@ -38,6 +38,7 @@ class ZinferTokenCodec : public TokenCodec {
 
 struct ServeArgs {
   std::string backend = "openai";
+  int tensor_parallel_size = 1;
   std::string base_url;
   std::string host = "127.0.0.1";
   int port = 8000;
@@ -148,6 +149,7 @@ void run_serve(const ServeArgs& a) {
   info.burstiness = a.burstiness;
   if (a.max_concurrency > 0) info.max_concurrency = a.max_concurrency;
   info.seed = a.seed;
+  info.tensor_parallel_size = a.tensor_parallel_size;
   info.date = utc_stamp();
   info.metadata = parse_metadata(a.metadata);
   info.percentile_metrics = parse_percentile_metrics(a.percentile_metrics);
@@ -234,6 +236,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--burstiness", args->burstiness, "gamma shape of the intervals; 1 = Poisson")->capture_default_str();
   cmd->add_option("--max-concurrency", args->max_concurrency, "most requests in flight at once (0 = no limit)");
   cmd->add_option("--seed", args->seed)->capture_default_str();
+  cmd->add_option("--tensor-parallel-size", args->tensor_parallel_size,
+                  "the server's tensor-parallel size, recorded in the summary and the result JSON")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--save-result", args->save_result, "write the result JSON");
   cmd->add_option("--result-dir", args->result_dir, "folder of the result JSON (default: current)");
   cmd->add_option("--result-filename", args->result_filename);

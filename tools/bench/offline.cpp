@@ -53,6 +53,7 @@ double median(std::vector<double> v) {
 void add_offline_options(CLI::App& cmd, OfflineArgs& a) {
   a.flags.add(cmd, "model.path", "--model")->required();
   a.flags.add(cmd, "model.device");
+  a.flags.add(cmd, "model.tensor_parallel_size");
   cmd.add_option("--config", a.config, "TOML config for the other settings");
   cmd.add_option("--input-len", a.input_len)->check(CLI::PositiveNumber);
   cmd.add_option("--output-len", a.output_len)->check(CLI::PositiveNumber);
@@ -90,11 +91,14 @@ void run_latency(const OfflineArgs& a) {
   double p = median(prefill_ms), d = median(decode_ms), e = median(e2e_ms);
   if (a.json) {
     nlohmann::json j = {{"batch_size", a.batch_size}, {"input_len", a.input_len}, {"output_len", a.output_len},
+                        {"tensor_parallel_size", config.backend.tensor_parallel_size},
                         {"prefill_ms", p}, {"decode_step_ms", d}, {"e2e_ms", e}, {"iterations", a.num_iters}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("latency through the actors: batch %d, input %d, output %d, device %s, %d iterations (median)\n",
-                a.batch_size, a.input_len, a.output_len, config.backend.device.c_str(), a.num_iters);
+    std::printf("latency through the actors: batch %d, input %d, output %d, device %s, tensor parallel %d, %d "
+                "iterations (median)\n",
+                a.batch_size, a.input_len, a.output_len, config.backend.device.c_str(),
+                config.backend.tensor_parallel_size, a.num_iters);
     std::printf("  prefill (time to first token of the batch): %10.2f ms\n", p);
     std::printf("  decode step:                                %10.2f ms\n", d);
     std::printf("  end to end:                                 %10.2f ms\n", e);
@@ -126,12 +130,14 @@ void run_throughput(const OfflineArgs& a) {
   double rps = (a.num_prompts - failed) / s, tps = (in_tokens + out_tokens) / s, ops = out_tokens / s;
   if (a.json) {
     nlohmann::json j = {{"num_prompts", a.num_prompts}, {"input_len", a.input_len}, {"output_len", a.output_len},
+                        {"tensor_parallel_size", config.backend.tensor_parallel_size},
                         {"elapsed_s", s}, {"requests_per_s", rps}, {"total_tokens_per_s", tps},
                         {"output_tokens_per_s", ops}, {"failed", failed}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("throughput through the actors: %d prompts x %d in / %d out, device %s\n", a.num_prompts,
-                a.input_len, a.output_len, config.backend.device.c_str());
+    std::printf("throughput through the actors: %d prompts x %d in / %d out, device %s, tensor parallel %d\n",
+                a.num_prompts, a.input_len, a.output_len, config.backend.device.c_str(),
+                config.backend.tensor_parallel_size);
     std::printf("  elapsed %.2f s, %.2f requests/s, %.1f total tokens/s, %.1f output tokens/s, %lld failed\n", s, rps,
                 tps, ops, static_cast<long long>(failed));
   }

@@ -20,6 +20,7 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add(cmd, "model.device", "--device");
   flags_.add(cmd, "model.dtype", "--dtype");
   flags_.add(cmd, "model.max_model_len", "--max-model-len");
+  flags_.add(cmd, "model.tensor_parallel_size", "--tensor-parallel-size");
   flags_.add(cmd, "scheduler.policy", "--scheduling-policy");
   flags_.add(cmd, "scheduler.preemption", "--preemption-mode");
   flags_.add(cmd, "scheduler.max_num_seqs", "--max-num-seqs");

@@ -50,6 +50,8 @@ struct Ceilings {
 Ceilings measure_ceilings();
 void bench_attention(const Ceilings& c);
 void bench_gemv(const Ceilings& c);
-void bench_model(const Ceilings& c, int layers, int throughput_prompts);
+// shape "8b" or "70b" (Llama-3's), layers 0 = the model's; tp GPUs (devices 0..tp-1) in tensor
+// parallel, the floors per GPU.
+void bench_model(const Ceilings& c, const std::string& shape, int layers, int throughput_prompts, int tp);
 
 }  // namespace zinfer::gpu::cuda::bench

@@ -1,4 +1,5 @@
-// Whole-model figures at Llama-3-8B's shapes with random bf16 weights, through Backend::step (so
+// Whole-model figures at Llama-3-8B's (or -70B's) shapes with random bf16 weights, on one GPU or
+// tensor-parallel over several (each figure's floor is then one GPU's share), through Backend::step (so
 // sampling and the per-step host synchronisation are included):
 //   decode latency at batch 1, contexts 128/512/1024, against (weight bytes + KV bytes) / copy rate;
 //   prefill of one 4,096-token prompt against 2 * params * tokens / GEMM rate;
@@ -8,6 +9,8 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 #include "gpu/cuda/cuda_backend.h"
 #include "tools/gpu/bench_common.h"
@@ -15,15 +18,17 @@
 namespace zinfer::gpu::cuda::bench {
 namespace {
 
-ModelConfig llama3_8b(int layers) {
+ModelConfig llama3(const std::string& shape, int layers) {
+  if (shape != "8b" && shape != "70b") throw std::invalid_argument("--shape is 8b or 70b, not " + shape);
+  const bool big = shape == "70b";
   ModelConfig c;
   c.architecture = Architecture::kLlama;
   c.architecture_name = "LlamaForCausalLM";
   c.vocab_size = 128256;
-  c.hidden_size = 4096;
-  c.intermediate_size = 14336;
-  c.num_hidden_layers = layers;
-  c.num_attention_heads = 32;
+  c.hidden_size = big ? 8192 : 4096;
+  c.intermediate_size = big ? 28672 : 14336;
+  c.num_hidden_layers = layers > 0 ? layers : big ? 80 : 32;
+  c.num_attention_heads = big ? 64 : 32;
   c.num_key_value_heads = 8;
   c.head_dim = 128;
   c.max_position_embeddings = 131072;
@@ -57,14 +62,16 @@ std::vector<int32_t> block_range(int first, int count) {
 
 }  // namespace
 
-void bench_model(const Ceilings& ceil, int layers, int prompts) {
-  const ModelConfig c = llama3_8b(layers);
+void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg, int prompts, int tp) {
+  const ModelConfig c = llama3(shape, layers_arg);
+  const int layers = c.num_hidden_layers;
   BackendOptions o;
   o.device = "cuda";
   o.max_num_seqs = 256;
   o.max_num_batched_tokens = 8192;
   o.max_model_len = 8192;
   o.gpu_memory_utilization = 0.9;
+  o.tensor_parallel_size = tp;
   auto backend = make_cuda_backend_random(o, c, 1234);
   const CacheGeometry geo = backend->cache_geometry();
   std::mt19937 rng(5);
@@ -72,9 +79,11 @@ void bench_model(const Ceilings& ceil, int layers, int prompts) {
   const double H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size, D = c.head_dim;
   const double per_layer = H * (c.num_attention_heads + 2.0 * c.num_key_value_heads) * D + H * c.num_attention_heads * D + 3 * H * I;
   const double params = per_layer * layers + 2 * V * H;  // with embedding and lm_head
-  const double read_bytes = (per_layer * layers + V * H) * 2;  // every matrix once; one embedding row
-  const double kv_per_token = 2.0 * layers * c.num_key_value_heads * D * 2;
-  std::printf("model: Llama-3-8B shapes, %d layers, %.2f B params, KV cache %d blocks\n", layers, params / 1e9, geo.num_gpu_blocks);
+  // One GPU's share: every matrix once (one embedding row), its KV heads.
+  const double read_bytes = (per_layer * layers + V * H) * 2 / tp;
+  const double kv_per_token = 2.0 * layers * std::max(1, c.num_key_value_heads / tp) * D * 2;
+  std::printf("model: Llama-3-%s shapes, %d layers, %.2f B params, tensor parallel %d, KV cache %d blocks\n",
+              shape == "70b" ? "70B" : "8B", layers, params / 1e9, tp, geo.num_gpu_blocks);
 
   uint64_t next_id = 1;
   for (int ctx : {128, 512, 1024}) {
@@ -139,7 +148,7 @@ void bench_model(const Ceilings& ceil, int layers, int prompts) {
     }
     std::sort(times.begin(), times.end());
     const double ms = times[times.size() / 2];
-    const double floor_ms = 2.0 * params * T / (ceil.gemm_tflops * 1e12) * 1e3;
+    const double floor_ms = 2.0 * params * T / tp / (ceil.gemm_tflops * 1e12) * 1e3;
     report("prefill_4096_ms", ms, "ms", floor_ms, ms / floor_ms);
   }
 

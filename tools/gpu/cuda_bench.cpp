@@ -2,6 +2,7 @@
 // the CUDA backend's kernels and whole-model latency/throughput against them, in one process so
 // that every ratio uses ceilings from the same run.
 //   zinfer-cuda-bench [all|ceilings|attention|gemv|model] [--layers N] [--prompts N]
+//                     [--tensor-parallel-size N] [--shape 8b|70b]
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -12,10 +13,13 @@
 int main(int argc, char** argv) {
   using namespace zinfer::gpu::cuda::bench;
   std::string what = argc > 1 ? argv[1] : "all";
-  int layers = 32, prompts = 1000;
+  int layers = 0, prompts = 1000, tp = 1;
+  std::string shape = "8b";
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--layers") == 0) layers = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--prompts") == 0) prompts = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--tensor-parallel-size") == 0) tp = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -28,7 +32,7 @@ int main(int argc, char** argv) {
     const Ceilings c = measure_ceilings();
     if (what == "all" || what == "attention") bench_attention(c);
     if (what == "all" || what == "gemv") bench_gemv(c);
-    if (what == "all" || what == "model") bench_model(c, layers, prompts);
+    if (what == "all" || what == "model") bench_model(c, shape, layers, prompts, tp);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zinfer-cuda-bench: %s\n", e.what());
     return 1;

@@ -1,8 +1,9 @@
-// zinfer-cuda-logits --model DIR --tokens FILE --out DIR
+// zinfer-cuda-logits --model DIR --tokens FILE --out DIR [--tensor-parallel-size N]
 // Teacher-forced logits of the CUDA backend for tools/fixtures/cuda_parity.py: FILE is a JSON list
 // of token-id lists; for prompt i, OUT/prompt_<i>.f32 receives float32 logits [len, vocab]
 // (row-major, little-endian), computed in one forward pass (Backend::forward_logits).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -15,10 +16,12 @@
 
 int main(int argc, char** argv) {
   std::string model, tokens_file, out_dir;
+  int tp = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--model") == 0) model = argv[i + 1];
     else if (std::strcmp(argv[i], "--tokens") == 0) tokens_file = argv[i + 1];
     else if (std::strcmp(argv[i], "--out") == 0) out_dir = argv[i + 1];
+    else if (std::strcmp(argv[i], "--tensor-parallel-size") == 0) tp = std::atoi(argv[i + 1]);
   }
   if (model.empty() || tokens_file.empty() || out_dir.empty()) {
     std::fprintf(stderr, "usage: zinfer-cuda-logits --model DIR --tokens FILE --out DIR\n");
@@ -37,7 +40,8 @@ int main(int argc, char** argv) {
     o.max_num_batched_tokens = static_cast<int32_t>(std::max<size_t>(longest, 256));
     o.max_model_len = static_cast<int32_t>((longest + 15) / 16 * 16 + 16);
     o.num_gpu_blocks = static_cast<int32_t>(longest / 16 + 2);
-    auto backend = zinfer::gpu::make_cuda_backend(o);
+    o.tensor_parallel_size = tp;
+    auto backend = zinfer::gpu::make_backend(o);
     for (size_t i = 0; i < prompts.size(); ++i) {
       zinfer::gpu::SequenceInput s;
       s.seq_id = i + 1;

@@ -11,27 +11,40 @@
 // barrier per 16 KB chunk, whose warps wait on each other.)
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "gpu/cuda/gemv/gemv_register_kernel.cuh"
 #include "gpu/cuda/gemv/gemv_ring_kernel.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
-// Lets the kernel take up to the opt-in maximum of dynamic shared memory (once per kernel).
+// Lets the kernel take up to the opt-in maximum of dynamic shared memory. The attribute is a
+// device's: a process that drives several GPUs (tensor parallelism) sets it once on each
+// (devices < 64; beyond, on every launch). `opted_in` is the kernel's own record of the devices.
 template <typename Kernel>
-cudaError_t allow_large_shared_memory(Kernel kernel) {
+cudaError_t allow_large_shared_memory(Kernel kernel, std::atomic<uint64_t>& opted_in) {
+  int device = 0;
+  cudaError_t s = cudaGetDevice(&device);
+  if (s != cudaSuccess) return s;
+  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+  if (bit != 0 && (opted_in.load(std::memory_order_relaxed) & bit) != 0) return cudaSuccess;
   cudaFuncAttributes attrs{};
-  cudaError_t s = cudaFuncGetAttributes(&attrs, kernel);
+  s = cudaFuncGetAttributes(&attrs, kernel);
   if (s != cudaSuccess) return s;
   const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              optin - static_cast<int>(attrs.sharedSizeBytes));
+  s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           optin - static_cast<int>(attrs.sharedSizeBytes));
+  if (s == cudaSuccess) opted_in.fetch_or(bit, std::memory_order_relaxed);
+  return s;
 }
 
 template <int MT, GemvInput IN, GemvOutput OUT>
 cudaError_t launch_ring(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch) {
   if (!ring_fits(MT, a.k)) return cudaErrorInvalidValue;
   auto kernel = gemv_ring_kernel<MT, IN, OUT>;
-  static const cudaError_t attribute_status = allow_large_shared_memory(kernel);
+  static std::atomic<uint64_t> opted_in{0};
+  const cudaError_t attribute_status = allow_large_shared_memory(kernel, opted_in);
   if (attribute_status != cudaSuccess) return attribute_status;
   ProgrammaticLaunch launch(dim3(grid_blocks(a.n / rows_per_output<OUT>())), dim3(kThreads),
                             ring_shared_bytes(MT, a.k), stream, programmatic_launch);
@@ -41,7 +54,8 @@ cudaError_t launch_ring(const GemvArgs& a, cudaStream_t stream, bool programmati
 template <int MT, GemvInput IN, GemvOutput OUT>
 cudaError_t launch_registers(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch) {
   auto kernel = gemv_register_kernel<MT, IN, OUT>;
-  static const cudaError_t attribute_status = allow_large_shared_memory(kernel);
+  static std::atomic<uint64_t> opted_in{0};
+  const cudaError_t attribute_status = allow_large_shared_memory(kernel, opted_in);
   if (attribute_status != cudaSuccess) return attribute_status;
   ProgrammaticLaunch launch(dim3(grid_blocks(a.n / rows_per_output<OUT>())), dim3(kThreads), x_bytes(MT, a.k), stream,
                             programmatic_launch);

@@ -101,6 +101,7 @@ std::string format_summary(const Summary& s, const RunInfo& info) {
   out += row("Successful requests:", std::to_string(s.completed));
   out += row("Failed requests:", std::to_string(s.failed));
   if (info.max_concurrency) out += row("Maximum request concurrency:", std::to_string(*info.max_concurrency));
+  if (info.tensor_parallel_size > 1) out += row("Tensor parallel size:", std::to_string(info.tensor_parallel_size));
   if (!std::isinf(info.request_rate)) out += row("Request rate configured (RPS):", fixed2(info.request_rate));
   out += row("Benchmark duration (s):", fixed2(s.duration_s));
   out += row("Total input tokens:", std::to_string(s.total_input));
@@ -135,6 +136,7 @@ nlohmann::json result_json(const Summary& s, const RunInfo& info, const std::vec
   j["base_url"] = info.base_url;
   j["endpoint"] = info.endpoint;
   j["model_id"] = info.model;
+  j["tensor_parallel_size"] = info.tensor_parallel_size;
   j["tokenizer_id"] = info.tokenizer;
   j["dataset_name"] = info.dataset;
   j["num_prompts"] = info.num_prompts;

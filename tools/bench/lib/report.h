@@ -27,6 +27,7 @@ struct RunInfo {
   double burstiness = 1.0;
   std::optional<int> max_concurrency;
   uint64_t seed = 0;
+  int tensor_parallel_size = 1;  // the server's, as the user gives it (--tensor-parallel-size)
   std::string date;              // "YYYYMMDD-HHMMSS", UTC
   std::map<std::string, std::string> metadata;
   // What the table shows (vLLM's --percentile-metrics and --metric-percentiles).

@@ -1,5 +1,8 @@
 #include "tools/bench/lib/roofline.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include <cstdio>
 
 namespace zinfer::bench {
@@ -38,19 +41,23 @@ int64_t weight_bytes(const ModelShape& m, WeightFormat f) {
 
 int64_t kv_bytes_per_token(const ModelShape& m) { return 2 * m.layers * m.kv_heads * m.head_dim * 2; }
 
-Roofline compute_roofline(const ModelShape& m, const GpuSpec& gpu) {
+Roofline compute_roofline(const ModelShape& m, const GpuSpec& gpu, int64_t tp) {
+  if (tp < 1) throw std::invalid_argument("tensor_parallel_size must be at least 1");
   Roofline r;
   r.model = m;
   r.gpu = gpu;
+  r.tensor_parallel_size = tp;
   r.params = count_params(m).total();
-  r.kv_bytes_per_token = kv_bytes_per_token(m);
+  ModelShape per_gpu = m;
+  per_gpu.kv_heads = std::max<int64_t>(1, m.kv_heads / tp);
+  r.kv_bytes_per_token = kv_bytes_per_token(per_gpu);
   const double mem_bytes = gpu.mem_gib * 1024.0 * 1024.0 * 1024.0;
   for (WeightFormat f : kWeightFormats) {
     const auto i = static_cast<size_t>(f);
-    r.weight_bytes[i] = weight_bytes(m, f);
+    r.weight_bytes[i] = weight_bytes(m, f) / tp;
     r.decode_ms_b1[i] = static_cast<double>(r.weight_bytes[i]) / (gpu.mem_bw_gbs * 1e9) * 1e3;
     const double tflops = f == WeightFormat::kInt8 ? gpu.int8_tflops : gpu.bf16_tflops;
-    r.prefill_ms_per_token[i] = 2.0 * static_cast<double>(r.params) / (tflops * 1e12) * 1e3;
+    r.prefill_ms_per_token[i] = 2.0 * static_cast<double>(r.params) / static_cast<double>(tp) / (tflops * 1e12) * 1e3;
     const double free_bytes = mem_bytes - static_cast<double>(r.weight_bytes[i]);
     r.max_kv_tokens[i] = free_bytes > 0 ? static_cast<int64_t>(free_bytes / static_cast<double>(r.kv_bytes_per_token)) : 0;
     for (size_t c = 0; c < kUserContexts.size(); ++c) r.users[c][i] = r.max_kv_tokens[i] / kUserContexts[c];
@@ -68,6 +75,7 @@ nlohmann::json roofline_json(const Roofline& r) {
   j["gpu"] = {{"key", r.gpu.key}, {"name", r.gpu.name}, {"mem_bw_gbs", r.gpu.mem_bw_gbs},
               {"bf16_tflops", r.gpu.bf16_tflops}, {"int8_tflops", r.gpu.int8_tflops}, {"mem_gib", r.gpu.mem_gib}};
   j["params"] = r.params;
+  j["tensor_parallel_size"] = r.tensor_parallel_size;
   j["kv_bytes_per_token"] = r.kv_bytes_per_token;
   for (WeightFormat f : kWeightFormats) {
     const auto i = static_cast<size_t>(f);
@@ -98,6 +106,8 @@ std::string roofline_text(const Roofline& r) {
   line("parameters: %lld (%.3f B)\n", static_cast<long long>(r.params), r.params / 1e9);
   line("gpu: %s: %.0f GB/s, %.1f bf16 TFLOPS, %.1f 8-bit TFLOPS, %.0f GiB\n", r.gpu.name.c_str(), r.gpu.mem_bw_gbs,
        r.gpu.bf16_tflops, r.gpu.int8_tflops, r.gpu.mem_gib);
+  if (r.tensor_parallel_size > 1)
+    line("tensor parallel over %lld GPUs: the figures below are one GPU's\n", static_cast<long long>(r.tensor_parallel_size));
   line("KV cache per token (bf16): %lld bytes (%.1f KiB)\n\n", static_cast<long long>(r.kv_bytes_per_token),
        r.kv_bytes_per_token / 1024.0);
   line("%-8s %14s %14s %16s %14s %10s %10s %10s\n", "weights", "weight GiB", "decode ms b1", "prefill ms/tok",

@@ -6,6 +6,9 @@
 //   kv bytes/token    2 (K and V) * layers * kv_heads * head_dim * 2 bytes (bf16 cache)
 //   max_kv_tokens     (GPU memory - weight bytes) / kv bytes per token, floored, 0 when it does not fit
 //   users[ctx]        max_kv_tokens / ctx, floored, for ctx = 1024, 8192, 32768
+// Under tensor parallelism over N GPUs (--tensor-parallel-size) every figure is one GPU's: weight
+// bytes / N (the norms, a few thousandths of a percent, are counted split too), KV bytes per token
+// with the GPU's KV heads (kv_heads / N, at least one: GQA heads are replicated), prefill FLOPs / N.
 // Weight formats (the block linears are quantized; embedding, lm_head, norms, biases stay bf16):
 //   bf16  2 bytes per parameter
 //   int8  1 byte per block-linear weight + one bf16 scale per output channel (fp8 the same)
@@ -37,6 +40,7 @@ int64_t kv_bytes_per_token(const ModelShape& m);  // bf16 cache
 struct Roofline {
   ModelShape model;
   GpuSpec gpu;
+  int64_t tensor_parallel_size = 1;
   int64_t params = 0;
   std::array<int64_t, 3> weight_bytes{};         // by WeightFormat
   std::array<double, 3> decode_ms_b1{};
@@ -46,7 +50,7 @@ struct Roofline {
   std::array<std::array<int64_t, 3>, 3> users{};  // [context index][format]
 };
 
-Roofline compute_roofline(const ModelShape& m, const GpuSpec& gpu);
+Roofline compute_roofline(const ModelShape& m, const GpuSpec& gpu, int64_t tensor_parallel_size = 1);
 nlohmann::json roofline_json(const Roofline& r);
 std::string roofline_text(const Roofline& r);
 

@@ -1,0 +1,35 @@
+// A tensor-parallel group as one Backend (gpu/models/tensor_parallel.h says what each rank holds).
+// Each rank is a backend of its own on a thread of its own (a CUDA rank's device is current on
+// that thread only); the group's backend hands every step to all ranks at once and returns rank
+// 0's tokens. The ranks agree on every token without exchanging them: their logits are bitwise
+// equal after the gather, and unseeded sampling draws from a seed the group shares.
+//
+// A rank that throws stops the group: the others are released from their collectives
+// (RankGroup::abort, and the hooks' abort for NCCL), the step throws BackendFailure naming the
+// rank, and so does every later call.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "gpu/backend.h"
+#include "gpu/rank_group.h"
+
+namespace zinfer::gpu {
+
+// What a device adds to a group: per-rank context (a communicator) and how to release ranks
+// blocked in the device's collectives.
+class RankGroupHooks {
+ public:
+  virtual ~RankGroupHooks() = default;
+  virtual void prepare(RankContext& rank) { (void)rank; }
+  virtual void abort() {}
+};
+
+using RankFactory = std::function<std::unique_ptr<Backend>(const RankContext& rank)>;
+
+// Builds `size` ranks with `factory`, each on its own thread. Throws naming the rank that failed.
+std::unique_ptr<Backend> make_tensor_parallel_backend(int32_t size, RankFactory factory,
+                                                      std::unique_ptr<RankGroupHooks> hooks = nullptr);
+
+}  // namespace zinfer::gpu
