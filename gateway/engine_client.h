@@ -20,6 +20,11 @@ using EngineEvent = std::variant<protocol::TextDelta, protocol::ErrorReply>;
 // request) and must not block: the gateway only hands the event to the connection's executor.
 using DeltaSink = std::function<void(EngineEvent)>;
 
+// The answer to a TokenizeRequest (/tokenize, /detokenize): the reply, or an error.
+using TokenizeOutcome = std::variant<protocol::TokenizeReply, protocol::ErrorReply>;
+// Receives it, once, from any thread; must not block.
+using TokenizeSink = std::function<void(TokenizeOutcome)>;
+
 class EngineClient {
  public:
   virtual ~EngineClient() = default;
@@ -33,6 +38,10 @@ class EngineClient {
   // Ends a request early (the client went away or cancelled). The engine frees its resources;
   // events that still arrive for it are ignored by the gateway.
   virtual void abort(uint64_t request_id) = 0;
+
+  // Encodes a prompt or chat messages, or decodes token ids, with the served model's tokenizer and
+  // chat template; generates nothing. The sink gets the answer, possibly before this returns.
+  virtual void tokenize(protocol::TokenizeRequest request, TokenizeSink sink) = 0;
 
   // The pipeline's latest statistics for /metrics. Must return promptly (a cached snapshot): it
   // runs on an I/O thread.

@@ -12,6 +12,8 @@
 #include <boost/beast/http/write.hpp>
 
 #include "gateway/api_error.h"
+#include "gateway/tokenize_api.h"
+#include "runtime/logging.h"
 
 namespace zinfer::gateway {
 
@@ -27,6 +29,19 @@ constexpr std::size_t kHeaderLimit = 16 * 1024;
 int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// [server] log_requests: what vLLM logs of a request, its parameters (the prompt's size, not its text).
+void log_request(const OpenAiRequest& r, uint64_t id) {
+  const auto& q = r.request;
+  const auto& s = q.sampling;
+  size_t prompt_bytes = q.prompt.size();
+  for (const auto& m : q.messages) prompt_bytes += m.content.size();
+  runtime::logger("gateway")->info(
+      "request {}: {} model={} prompt_bytes={} prompt_ids={} max_tokens={} n={} temperature={} top_p={} top_k={} "
+      "seed={} stream={}",
+      id, r.kind == ApiKind::kChat ? "chat" : "completion", q.model, prompt_bytes, q.prompt_ids.size(), s.max_tokens,
+      s.n, s.temperature, s.top_p, s.top_k, s.seed, r.stream);
 }
 
 }  // namespace
@@ -130,6 +145,21 @@ void HttpSession::handle(Request req) {
     if (!only(http::verb::post)) return;
     return start_generation(target == "/v1/completions" ? ApiKind::kCompletions : ApiKind::kChat, req);
   }
+  if (target == "/tokenize" || target == "/detokenize") {
+    if (!only(http::verb::post)) return;
+    return start_tokenize(target == "/detokenize", req);
+  }
+  if (target == "/version") {
+    if (!only(http::verb::get)) return;
+    return send_response(200, "application/json", json{{"version", ZINFER_VERSION}}.dump());
+  }
+  if (target == "/ping") {
+    // vLLM's: GET or POST, answered like /health (200 with an empty body, or 503).
+    if (method != http::verb::get && method != http::verb::post) {
+      return send_error(ApiError(405, "method " + std::string(req.method_string()) + " is not allowed on " + target));
+    }
+    return send_response(ctx_->engine.healthy() ? 200 : 503, "application/json", "");
+  }
   if (target == "/health") {
     if (!only(http::verb::get)) return;
     bool ok = ctx_->engine.healthy() && !ctx_->draining;
@@ -137,9 +167,16 @@ void HttpSession::handle(Request req) {
   }
   if (target == "/v1/models") {
     if (!only(http::verb::get)) return;
-    json model = {{"id", ctx_->options.served_model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "zinfer"}};
-    if (ctx_->options.max_model_len > 0) model["max_model_len"] = ctx_->options.max_model_len;
-    return send_response(200, "application/json", json{{"object", "list"}, {"data", json::array({model})}}.dump());
+    // One card per name clients may use, the served name first (vLLM lists every served name).
+    json data = json::array();
+    std::vector<std::string> names{ctx_->options.served_model_name};
+    names.insert(names.end(), ctx_->options.served_model_aliases.begin(), ctx_->options.served_model_aliases.end());
+    for (const auto& name : names) {
+      json model = {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "zinfer"}};
+      if (ctx_->options.max_model_len > 0) model["max_model_len"] = ctx_->options.max_model_len;
+      data.push_back(std::move(model));
+    }
+    return send_response(200, "application/json", json{{"object", "list"}, {"data", data}}.dump());
   }
   if (target == "/metrics") {
     if (!only(http::verb::get)) return;
@@ -169,6 +206,7 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
   }
   uint64_t id = ctx_->ids->next();
   parsed.request.request_id = id;
+  if (ctx_->options.log_requests) log_request(parsed, id);
   parsed.request.arrival_ns = steady_now_ns();
   generation_ = std::make_unique<Generation>(std::move(parsed), id, *ctx_->metrics, std::move(*token));
   read_next();  // notices a disconnect while the request runs
@@ -195,6 +233,33 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
     ctx_->remove_active(id);
     generation_.reset();
     ctx_->metrics->observe_failure(503);
+    send_error(ApiError(503, std::string("the engine did not accept the request: ") + e.what()));
+  }
+}
+
+void HttpSession::start_tokenize(bool detokenize, const Request& req) {
+  protocol::TokenizeRequest call;
+  try {
+    call = detokenize ? parse_detokenize_body(req.body(), ctx_->options) : parse_tokenize_body(req.body(), ctx_->options);
+  } catch (const ApiError& e) {
+    return send_error(e);
+  }
+  call.request_id = ctx_->ids->next();
+  const bool strs = call.return_token_strs;
+  auto session = shared_from_this();
+  TokenizeSink sink = [session, detokenize, strs](TokenizeOutcome outcome) {
+    // Like a generation's events: handled on this connection's strand.
+    asio::post(session->socket_.get_executor(), [session, detokenize, strs, outcome = std::move(outcome)] {
+      if (session->closed_) return;
+      if (const auto* err = std::get_if<protocol::ErrorReply>(&outcome)) return session->send_error(api_error_from_reply(*err));
+      const auto& reply = std::get<protocol::TokenizeReply>(outcome);
+      const json body = detokenize ? detokenize_response(reply) : tokenize_response(reply, strs);
+      session->send_response(200, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace));
+    });
+  };
+  try {
+    ctx_->engine.tokenize(std::move(call), std::move(sink));
+  } catch (const std::exception& e) {
     send_error(ApiError(503, std::string("the engine did not accept the request: ") + e.what()));
   }
 }

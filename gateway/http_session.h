@@ -41,6 +41,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_read(boost::beast::error_code ec);
   void handle(Request req);
   void start_generation(ApiKind kind, const Request& req);
+  void start_tokenize(bool detokenize, const Request& req);  // /tokenize, /detokenize
   void on_engine_event(uint64_t id, EngineEvent event);
   void apply(Generation::Reaction reaction);
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/api_error.h"
+#include "gateway/request_fields.h"
 
 namespace zinfer::gateway {
 namespace {
@@ -130,6 +131,11 @@ void parse_messages(const json& body, protocol::GenerateRequest& req) {
     if (r != "system" && r != "user" && r != "assistant" && r != "tool" && r != "developer") {
       throw invalid_param(where + ".role", "unknown role '" + r + "' in " + where);
     }
+    for (const auto& [key, value] : msg.items()) {
+      if (key != "role" && key != "content" && !value.is_null()) {
+        throw invalid_param(where + "." + key, "'" + where + "." + key + "' is not supported (messages carry role and content)");
+      }
+    }
     auto content_it = msg.find("content");
     if (content_it == msg.end() && r != "assistant") {
       throw invalid_param(where + ".content", "'" + where + ".content' is required");
@@ -143,7 +149,14 @@ void parse_messages(const json& body, protocol::GenerateRequest& req) {
   if (const json* v = field(body, "add_generation_prompt")) req.add_generation_prompt = get_bool(*v, "add_generation_prompt");
   if (const json* kw = field(body, "chat_template_kwargs")) {
     if (!kw->is_object()) throw invalid_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
-    if (const json* v = field(*kw, "enable_thinking")) req.enable_thinking = get_bool(*v, "chat_template_kwargs.enable_thinking");
+    for (const auto& [key, value] : kw->items()) {
+      if (key == "enable_thinking") {
+        if (!value.is_null()) req.enable_thinking = get_bool(value, "chat_template_kwargs.enable_thinking");
+      } else {
+        throw invalid_param("chat_template_kwargs." + key,
+                            "'chat_template_kwargs." + key + "' is not supported (only enable_thinking is)");
+      }
+    }
   }
 }
 
@@ -160,17 +173,6 @@ void parse_stop(const json& body, protocol::SamplingParams& s) {
   if (const json* ids = field(body, "stop_token_ids")) {
     if (!ids->is_array()) throw invalid_param("stop_token_ids", "'stop_token_ids' must be an array of integers");
     for (const auto& e : *ids) s.stop_token_ids.push_back(get_int32(e, "stop_token_ids"));
-  }
-}
-
-// Sampling features zinfer does not implement are refused rather than silently ignored, since
-// ignoring them would change what the client gets.
-void refuse_unsupported(const json& body) {
-  if (const json* v = field(body, "echo"); v && get_bool(*v, "echo")) {
-    throw invalid_param("echo", "'echo' is not supported");
-  }
-  if (const json* v = field(body, "best_of"); v && get_int(*v, "best_of") > 1) {
-    throw invalid_param("best_of", "'best_of' is not supported");
   }
 }
 
@@ -225,13 +227,13 @@ void parse_logits_processing(const json& body, protocol::SamplingParams& s) {
   }
 }
 
-void parse_logprobs(ApiKind kind, const json& body, OpenAiRequest& out) {
+void parse_logprobs(ApiKind kind, const json& body, OpenAiRequest& out, int max_logprobs) {
   auto& s = out.request.sampling;
   if (kind == ApiKind::kCompletions) {
     if (const json* v = field(body, "logprobs")) {
       int32_t k = get_int32(*v, "logprobs");
-      if (k < 0 || k > kMaxTopLogprobs) {
-        throw invalid_param("logprobs", "'logprobs' must be between 0 and " + std::to_string(kMaxTopLogprobs));
+      if (k < 0 || k > max_logprobs) {
+        throw invalid_param("logprobs", "'logprobs' must be between 0 and " + std::to_string(max_logprobs));
       }
       s.logprobs = true;
       s.top_logprobs = k;
@@ -240,8 +242,8 @@ void parse_logprobs(ApiKind kind, const json& body, OpenAiRequest& out) {
     if (const json* v = field(body, "logprobs")) s.logprobs = get_bool(*v, "logprobs");
     if (const json* v = field(body, "top_logprobs")) {
       int32_t k = get_int32(*v, "top_logprobs");
-      if (k < 0 || k > kMaxTopLogprobs) {
-        throw invalid_param("top_logprobs", "'top_logprobs' must be between 0 and " + std::to_string(kMaxTopLogprobs));
+      if (k < 0 || k > max_logprobs) {
+        throw invalid_param("top_logprobs", "'top_logprobs' must be between 0 and " + std::to_string(max_logprobs));
       }
       if (k > 0 && !s.logprobs) throw invalid_param("top_logprobs", "'top_logprobs' needs 'logprobs': true");
       s.top_logprobs = k;
@@ -283,7 +285,10 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
   if (const json* v = field(body, "skip_special_tokens")) s.skip_special_tokens = get_bool(*v, "skip_special_tokens");
   parse_stop(body, s);
   parse_logits_processing(body, s);
-  parse_logprobs(kind, body, out);
+  if (const json* v = field(body, "include_stop_str_in_output")) {
+    s.include_stop_str_in_output = get_bool(*v, "include_stop_str_in_output");
+  }
+  parse_logprobs(kind, body, out, options.max_logprobs);
   validate_sampling(s, options.max_model_len);
   if (until_context_full) s.max_tokens = 0;
   if (mt && s.min_tokens > s.max_tokens) throw invalid_param("min_tokens", "'min_tokens' must not exceed 'max_tokens'");
@@ -303,6 +308,25 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
 }
 
 }  // namespace
+
+void parse_chat_messages(const json& body, protocol::GenerateRequest& request) { parse_messages(body, request); }
+
+bool serves_model(const HttpOptions& options, const std::string& name) {
+  if (name == options.served_model_name) return true;
+  const auto& aliases = options.served_model_aliases;
+  return std::find(aliases.begin(), aliases.end(), name) != aliases.end();
+}
+
+void apply_sampling_defaults(const SamplingDefaults& defaults, json& body) {
+  auto fill = [&](const char* name, const auto& value) {
+    if (value && !field(body, name)) body[name] = *value;
+  };
+  fill("temperature", defaults.temperature);
+  fill("top_p", defaults.top_p);
+  fill("top_k", defaults.top_k);
+  fill("min_p", defaults.min_p);
+  fill("repetition_penalty", defaults.repetition_penalty);
+}
 
 void validate_sampling(const protocol::SamplingParams& s, int max_model_len) {
   if (s.max_tokens <= 0) throw invalid_param("max_tokens", "'max_tokens' must be at least 1");
@@ -387,14 +411,15 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
   if (body.is_discarded()) throw ApiError(400, "the request body is not valid JSON");
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
 
+  apply_sampling_defaults(options.sampling_defaults, body);
+  check_request_fields(kind, body);
+
   OpenAiRequest out;
   out.kind = kind;
   auto& req = out.request;
   if (const json* m = field(body, "model")) {
     req.model = get_string(*m, "model");
-    if (req.model != options.served_model_name) {
-      throw ApiError(404, "the model '" + req.model + "' does not exist", "model");
-    }
+    if (!serves_model(options, req.model)) throw ApiError(404, "the model '" + req.model + "' does not exist", "model");
   } else {
     req.model = options.served_model_name;
   }
@@ -403,8 +428,12 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
   } else {
     parse_messages(body, req);
   }
-  refuse_unsupported(body);
   parse_sampling(kind, body, out, options);
+  if (const json* v = field(body, "add_special_tokens")) req.add_special_tokens = get_bool(*v, "add_special_tokens") ? 1 : 0;
+  if (const json* v = field(body, "request_id")) {
+    out.client_request_id = get_string(*v, "request_id");
+    if (out.client_request_id.empty()) throw invalid_param("request_id", "'request_id' must not be empty");
+  }
   if (const json* v = field(body, "priority")) req.priority = get_int32(*v, "priority");
   // OpenAI's end-user id: the tenant whose share the fair scheduling policy keeps.
   if (const json* v = field(body, "user")) req.tenant = get_string(*v, "user");
@@ -419,7 +448,19 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
   if (const json* so = field(body, "stream_options")) {
     if (!so->is_object()) throw invalid_param("stream_options", "'stream_options' must be an object");
     if (!out.stream) throw invalid_param("stream_options", "'stream_options' is only allowed with 'stream': true");
-    if (const json* v = field(*so, "include_usage")) out.include_usage = get_bool(*v, "stream_options.include_usage");
+    for (const auto& [key, value] : so->items()) {
+      if (value.is_null()) continue;
+      if (key == "include_usage") {
+        out.include_usage = get_bool(value, "stream_options.include_usage");
+      } else if (key == "continuous_usage_stats") {
+        if (get_bool(value, "stream_options.continuous_usage_stats")) {
+          throw invalid_param("stream_options.continuous_usage_stats",
+                              "'stream_options.continuous_usage_stats' is not supported yet");
+        }
+      } else {
+        throw invalid_param("stream_options." + key, "unknown field 'stream_options." + key + "'");
+      }
+    }
   }
   if (const json* v = field(body, "return_token_ids")) out.return_token_ids = get_bool(*v, "return_token_ids");
   return out;

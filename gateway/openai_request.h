@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "gateway/options.h"
 #include "protocol/messages.h"
 
@@ -20,10 +22,22 @@ struct OpenAiRequest {
   bool include_usage = false;     // stream_options.include_usage
   bool want_logprobs = false;     // completions: logprobs given; chat: logprobs true
   bool return_token_ids = false;  // zinfer extension: each choice also lists its token ids
+  std::string client_request_id;  // vLLM's request_id: the response's id is built from it
 };
 
 // Throws ApiError (400 for bad JSON, types and values, 404 for a model other than the served one).
 OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body, const HttpOptions& options);
+
+// messages, add_generation_prompt and chat_template_kwargs of a chat body into `request`
+// (messages, is_chat, add_generation_prompt, enable_thinking). Throws ApiError.
+void parse_chat_messages(const nlohmann::json& body, protocol::GenerateRequest& request);
+
+// Whether `name` is the served model's name or one of its aliases.
+bool serves_model(const HttpOptions& options, const std::string& name);
+
+// Sets each sampling default (generation_config.json's) that `body` leaves out (or null), as if the
+// client had sent it: the field then goes through the same checks as a client's.
+void apply_sampling_defaults(const SamplingDefaults& defaults, nlohmann::json& body);
 
 // Checks sampling values that every entry point must respect (HTTP and ZeroMQ); throws ApiError
 // naming the OpenAI parameter. max_model_len 0 skips the context-length checks.

@@ -16,6 +16,13 @@ const char* object_name(ApiKind kind, bool chunk) {
 
 json finish_json(const std::string& reason) { return reason.empty() ? json(nullptr) : json(reason); }
 
+// vLLM's stop_reason: the stop string or stop token id that ended the choice; null otherwise.
+json stop_reason_json(const protocol::TextDelta& d) {
+  if (!d.stop_string.empty()) return d.stop_string;
+  if (d.stop_token >= 0) return d.stop_token;
+  return nullptr;
+}
+
 // Completions' logprobs: parallel arrays over the tokens.
 json completion_logprobs(const std::vector<int32_t>& ids, const std::vector<float>& lps,
                          const std::vector<std::vector<protocol::TopLogprob>>& tops, size_t text_offset) {
@@ -68,7 +75,9 @@ json base(const ResponseMeta& meta, bool chunk) {
 ResponseMeta make_response_meta(const OpenAiRequest& request, uint64_t request_id) {
   ResponseMeta m;
   m.kind = request.kind;
-  m.id = std::string(request.kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(request_id);
+  // vLLM builds the id from the client's request_id when it gives one.
+  m.id = std::string(request.kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-") +
+         (request.client_request_id.empty() ? std::to_string(request_id) : request.client_request_id);
   m.created = std::chrono::duration_cast<std::chrono::seconds>(
                   std::chrono::system_clock::now().time_since_epoch()).count();
   m.model = request.request.model;
@@ -83,7 +92,10 @@ void ChoiceAccumulator::add(const protocol::TextDelta& d) {
   logprobs.insert(logprobs.end(), d.logprobs.begin(), d.logprobs.end());
   top_logprobs.insert(top_logprobs.end(), d.top_logprobs.begin(), d.top_logprobs.end());
   completion_tokens = std::max<int32_t>(d.completion_tokens, static_cast<int32_t>(token_ids.size()));
-  if (!d.finish_reason.empty()) finish_reason = d.finish_reason;
+  if (!d.finish_reason.empty()) {
+    finish_reason = d.finish_reason;
+    stop_reason = stop_reason_json(d);
+  }
 }
 
 json usage_json(const Usage& u) {
@@ -99,7 +111,7 @@ json full_response(const ResponseMeta& meta, const std::vector<ChoiceAccumulator
   json list = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     const auto& c = choices[i];
-    json choice = {{"index", i}, {"finish_reason", finish_json(c.finish_reason)},
+    json choice = {{"index", i}, {"finish_reason", finish_json(c.finish_reason)}, {"stop_reason", c.stop_reason},
                    {"logprobs", logprobs_json(meta, c.token_ids, c.logprobs, c.top_logprobs, 0)}};
     if (meta.kind == ApiKind::kChat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
@@ -117,6 +129,7 @@ json full_response(const ResponseMeta& meta, const std::vector<ChoiceAccumulator
 json delta_chunk(const ResponseMeta& meta, const protocol::TextDelta& d, size_t text_offset, bool usage_null) {
   json out = base(meta, true);
   json choice = {{"index", d.index}, {"finish_reason", finish_json(d.finish_reason)},
+                 {"stop_reason", d.finish_reason.empty() ? json(nullptr) : stop_reason_json(d)},
                  {"logprobs", logprobs_json(meta, d.token_ids, d.logprobs, d.top_logprobs, text_offset)}};
   if (meta.kind == ApiKind::kChat) {
     choice["delta"] = d.text.empty() ? json::object() : json{{"content", d.text}};
@@ -134,7 +147,8 @@ json role_chunk(const ResponseMeta& meta, int index, bool usage_null) {
   out["choices"] = json::array({{{"index", index},
                                  {"delta", {{"role", "assistant"}, {"content", ""}}},
                                  {"logprobs", nullptr},
-                                 {"finish_reason", nullptr}}});
+                                 {"finish_reason", nullptr},
+                                 {"stop_reason", nullptr}}});
   if (usage_null) out["usage"] = nullptr;
   return out;
 }

@@ -33,6 +33,7 @@ struct ChoiceAccumulator {
   std::vector<float> logprobs;
   std::vector<std::vector<protocol::TopLogprob>> top_logprobs;
   std::string finish_reason;  // empty while running
+  nlohmann::json stop_reason; // vLLM's: the stop string or stop token id that ended it, else null
   int32_t completion_tokens = 0;
 
   void add(const protocol::TextDelta& delta);

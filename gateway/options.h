@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,28 @@
 
 namespace zinfer::gateway {
 
+// Sampling defaults a request that leaves the field out gets (the model's generation_config.json,
+// as vLLM applies it: [server] generation_config); unset = OpenAI's default.
+struct SamplingDefaults {
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::optional<int64_t> top_k;
+};
+
 struct HttpOptions {
   std::string host = "127.0.0.1";    // [server]
   uint16_t port = 8000;              // [server] 0 = pick a free port (HttpServer::port() tells which)
   // [server] the `model` clients name. "" in the file means the model folder's name, which the
   // pipeline fills in before the gateway starts (actors/pipeline/engine_config.h).
   std::string served_model_name;
+  // [server] more names clients may give as `model` (vLLM's --served-model-name A B ...: the
+  // first is served_model_name, the one responses carry).
+  std::vector<std::string> served_model_aliases;
+  int max_logprobs = 20;             // [server] most logprobs / top_logprobs a request may ask for
+  bool log_requests = false;         // [server] log each request's parameters at info level
+  // [server] generation_config: where the sampling defaults come from: "auto" (the model folder's
+  // generation_config.json), "vllm" (none: OpenAI's defaults) or a folder holding one.
+  std::string generation_config = "auto";
+  SamplingDefaults sampling_defaults;  // read from generation_config by whoever starts the gateway
   int io_threads = 2;                // [server] all connections share these threads
   std::size_t max_body_bytes = 8 << 20;  // [server] larger request bodies get 413
   int max_in_flight = 4096;          // [server] max_inflight: requests accepted but unfinished; more get 429
@@ -54,8 +71,9 @@ struct GatewayOptions {
   int shutdown_grace_s = 30;
 };
 
-// [server]: host, port, zmq_endpoint, served_model_name, io_threads, max_inflight, max_body_bytes,
-// api_keys, shutdown_grace_s.
+// [server]: host, port, zmq_endpoint, served_model_name, served_model_aliases, io_threads,
+// max_inflight, max_body_bytes, max_logprobs, log_requests, generation_config, api_keys,
+// shutdown_grace_s.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

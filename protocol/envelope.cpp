@@ -14,6 +14,8 @@ const char* to_string(MessageType type) {
     case MessageType::kTokenDelta: return "TokenDelta";
     case MessageType::kTextDelta: return "TextDelta";
     case MessageType::kTokenDeltaBatch: return "TokenDeltaBatch";
+    case MessageType::kTokenizeRequest: return "TokenizeRequest";
+    case MessageType::kTokenizeReply: return "TokenizeReply";
     case MessageType::kStepPlan: return "StepPlan";
     case MessageType::kStepResult: return "StepResult";
     case MessageType::kExecutorInfoRequest: return "ExecutorInfoRequest";

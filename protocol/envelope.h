@@ -31,7 +31,9 @@ inline constexpr uint16_t kVersionMajor = 1;
 // 1.1: TokenDeltaBatch (type 16). 1.2: SeqWork.block_table_start. 1.3: GenerateRequest and
 // TokenizedRequest.tenant and predicted_output_tokens. 1.4: SamplingParams' logits processing
 // fields (penalties, min_p, logit_bias, allowed_token_ids, bad_words, truncate_prompt_tokens) and
-// SeqWork.rules. 1.5: GenerateRequest.api_key.
+// SeqWork.rules; SamplingParams.include_stop_str_in_output, GenerateRequest.add_special_tokens,
+// RequestStart.stop_token_ids and include_stop_str_in_output, TextDelta.stop_string and
+// stop_token, TokenizeRequest/TokenizeReply. 1.5: GenerateRequest.api_key.
 inline constexpr uint16_t kVersionMinor = 5;
 
 const char* to_string(MessageType type);

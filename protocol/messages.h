@@ -16,7 +16,7 @@
 // added there too (tests/protocol/step_codec_test.cpp compares the two byte for byte).
 //
 // Who sends what (docs/architecture.md has the whole picture):
-//   gateway     -> tokenizer    GenerateRequest
+//   gateway     -> tokenizer    GenerateRequest, TokenizeRequest (answered by TokenizeReply)
 //   tokenizer   -> scheduler    TokenizedRequest
 //   scheduler   -> executor     StepPlan            executor -> scheduler  StepResult
 //   scheduler   -> detokenizer  RequestStart, TokenDeltaBatch (or single TokenDeltas)
@@ -46,6 +46,8 @@ enum class MessageType : uint16_t {
   kTokenDelta = 14,
   kTextDelta = 15,
   kTokenDeltaBatch = 16,
+  kTokenizeRequest = 17,
+  kTokenizeReply = 18,
   kStepPlan = 20,
   kStepResult = 21,
   kExecutorInfoRequest = 22,
@@ -92,10 +94,13 @@ struct SamplingParams {
   std::vector<std::vector<int32_t>> bad_words_token_ids;
   // Keep only the last N prompt tokens (applied by the tokenizer stage); 0 = off, -1 = max_model_len.
   int32_t truncate_prompt_tokens = 0;
+  // (1.4) Keep the text of the stop string or stop token that ended a sample (vLLM's name).
+  bool include_stop_str_in_output = false;
   MSGPACK_DEFINE_MAP(max_tokens, min_tokens, temperature, top_p, top_k, seed, n, stop,
                      stop_token_ids, ignore_eos, logprobs, top_logprobs, skip_special_tokens,
                      repetition_penalty, frequency_penalty, presence_penalty, min_p, logit_bias,
-                     allowed_token_ids, bad_words, bad_words_token_ids, truncate_prompt_tokens);
+                     allowed_token_ids, bad_words, bad_words_token_ids, truncate_prompt_tokens,
+                     include_stop_str_in_output);
 };
 
 struct ChatMessage {
@@ -122,12 +127,15 @@ struct GenerateRequest {
   std::string tenant;
   // (1.3) The expected number of generated tokens, for the sjf policy; 0 = no prediction, else >= 1.
   int32_t predicted_output_tokens = 0;
+  // (1.4) Whether the tokenizer adds the special tokens (bos) to a prompt: -1 = the input's
+  // default (yes for prompt text, no for chat, whose template writes them), 0 = no, 1 = yes.
+  int32_t add_special_tokens = -1;
   // (1.5) A client's API key, checked by the client endpoint when the gateway requires keys; the
   // gateway clears it before the request goes on into the pipeline.
   std::string api_key;
   MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
                      add_generation_prompt, enable_thinking, sampling, priority, arrival_ns, tenant,
-                     predicted_output_tokens, api_key);
+                     predicted_output_tokens, add_special_tokens, api_key);
 };
 
 // tokenizer -> scheduler.
@@ -162,7 +170,13 @@ struct RequestStart {
   std::vector<std::string> stop;
   bool skip_special_tokens = true;
   bool logprobs = false;
-  MSGPACK_DEFINE_MAP(request_id, n, prompt_tokens, stop, skip_special_tokens, logprobs);
+  // (1.4) The sampling's: a sample the scheduler ends with "stop" on one of these tokens (or an
+  // eos) loses the token's text unless include_stop_str_in_output; stop strings stay in the text
+  // with it.
+  std::vector<int32_t> stop_token_ids;
+  bool include_stop_str_in_output = false;
+  MSGPACK_DEFINE_MAP(request_id, n, prompt_tokens, stop, skip_special_tokens, logprobs, stop_token_ids,
+                     include_stop_str_in_output);
 };
 
 struct TopLogprob {
@@ -211,8 +225,42 @@ struct TextDelta {
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;
+  // (1.4) What ended a sample with "stop" (vLLM's stop_reason): the stop string matched, or the
+  // stop token (one of stop_token_ids); neither for an eos token or another finish reason.
+  std::string stop_string;
+  int32_t stop_token = -1;
   MSGPACK_DEFINE_MAP(request_id, index, text, token_ids, logprobs, top_logprobs, finish_reason,
-                     prompt_tokens, completion_tokens, cached_tokens);
+                     prompt_tokens, completion_tokens, cached_tokens, stop_string, stop_token);
+};
+
+// (1.4) gateway -> tokenizer: encode a prompt or chat messages, or decode token ids, without
+// generating (the HTTP API's /tokenize and /detokenize). Answered by a TokenizeReply, or an
+// ErrorReply with the same request_id.
+struct TokenizeRequest {
+  static constexpr MessageType kType = MessageType::kTokenizeRequest;
+  uint64_t request_id = 0;
+  bool detokenize = false;            // decode `tokens` instead of encoding
+  std::string prompt;                 // encode: the text ...
+  std::vector<ChatMessage> messages;  // ... or chat messages (is_chat), through the chat template
+  bool is_chat = false;
+  bool add_generation_prompt = true;
+  bool enable_thinking = true;
+  int32_t add_special_tokens = -1;    // as GenerateRequest's
+  bool return_token_strs = false;     // encode: also each token's string in the vocabulary
+  std::vector<int32_t> tokens;        // decode: the ids
+  MSGPACK_DEFINE_MAP(request_id, detokenize, prompt, messages, is_chat, add_generation_prompt, enable_thinking,
+                     add_special_tokens, return_token_strs, tokens);
+};
+
+// (1.4) tokenizer -> gateway: the answer to a TokenizeRequest.
+struct TokenizeReply {
+  static constexpr MessageType kType = MessageType::kTokenizeReply;
+  uint64_t request_id = 0;
+  std::vector<int32_t> tokens;         // encode: the ids
+  std::vector<std::string> token_strs; // encode with return_token_strs: one per id
+  std::string text;                    // decode: the text
+  int32_t max_model_len = 0;
+  MSGPACK_DEFINE_MAP(request_id, tokens, token_strs, text, max_model_len);
 };
 
 // Any actor's answer to a message it cannot serve. request_id is 0 when the frame did not decode

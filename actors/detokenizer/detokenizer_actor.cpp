@@ -1,6 +1,8 @@
 #include "actors/detokenizer/detokenizer_actor.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <span>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -59,7 +61,7 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
     auto sample_state = [&](RequestState& r, int32_t index) -> SampleState& {
       auto it = r.samples.find(index);
       if (it != r.samples.end()) return it->second;
-      SampleState s{std::nullopt, StopMatcher(r.start.stop), false};
+      SampleState s{std::nullopt, StopMatcher(r.start.stop, r.start.include_stop_str_in_output), false};
       if (tokenizer) s.decoder.emplace(tokenizer, r.start.skip_special_tokens);
       return r.samples.emplace(index, std::move(s)).first->second;
     };
@@ -70,7 +72,13 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
       RequestState& r = rit->second;
       SampleState& s = sample_state(r, d.index);
       if (s.done) return;  // already ended by a stop string; late tokens are dropped
-      std::string piece = s.decoder ? s.decoder->push(d.token_ids) : std::string();
+      // The scheduler ends a sample with "stop" on an eos token or one of stop_token_ids, the
+      // sample's last token: its text is not part of the output (vLLM), unless the request keeps
+      // stop strings. The token itself stays in token_ids and counts as usage.
+      const bool stop_token = d.finish_reason == "stop" && !d.token_ids.empty();
+      std::span<const int32_t> shown(d.token_ids);
+      if (stop_token && !r.start.include_stop_str_in_output) shown = shown.first(shown.size() - 1);
+      std::string piece = s.decoder ? s.decoder->push(shown) : std::string();
       protocol::TextDelta out;
       out.request_id = d.request_id;
       out.index = d.index;
@@ -84,11 +92,23 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
       out.text = std::move(m.text);
       if (m.stopped) {
         out.finish_reason = "stop";
+        out.stop_string = m.matched;
         runtime::send_message(to_scheduler, protocol::Abort{d.request_id, "stop", d.index}, should_stop);
       } else if (!d.finish_reason.empty()) {
-        if (s.decoder) out.text += s.stops.feed(s.decoder->flush()).text;
-        out.text += s.stops.finish();
-        out.finish_reason = d.finish_reason;
+        StopMatcher::Output rest;
+        if (s.decoder) rest = s.stops.feed(s.decoder->flush());
+        out.text += rest.text;
+        if (rest.stopped) {
+          out.finish_reason = "stop";
+          out.stop_string = rest.matched;
+        } else {
+          out.text += s.stops.finish();
+          out.finish_reason = d.finish_reason;
+          const auto& ids = r.start.stop_token_ids;
+          if (stop_token && std::find(ids.begin(), ids.end(), d.token_ids.back()) != ids.end()) {
+            out.stop_token = d.token_ids.back();
+          }
+        }
       }
       if (!out.finish_reason.empty()) {
         s.done = true;

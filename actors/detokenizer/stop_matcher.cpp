@@ -4,7 +4,7 @@
 
 namespace zinfer::actors {
 
-StopMatcher::StopMatcher(std::vector<std::string> stops) {
+StopMatcher::StopMatcher(std::vector<std::string> stops, bool keep_stop) : keep_stop_(keep_stop) {
   for (auto& s : stops) {
     if (!s.empty()) stops_.push_back(std::move(s));
   }
@@ -19,9 +19,17 @@ StopMatcher::Output StopMatcher::feed(const std::string& piece) {
   held_ += piece;
   // The earliest stop string occurrence wins.
   size_t first = std::string::npos;
-  for (const auto& s : stops_) first = std::min(first, held_.find(s));
+  const std::string* matched = nullptr;
+  for (const auto& s : stops_) {
+    const size_t at = held_.find(s);
+    if (at < first) {  // the earliest occurrence; at equal positions the first in the list (as vLLM)
+      first = at;
+      matched = &s;
+    }
+  }
   if (first != std::string::npos) {
-    out.text = held_.substr(0, first);
+    out.text = held_.substr(0, keep_stop_ ? first + matched->size() : first);
+    out.matched = *matched;
     out.stopped = true;
     stopped_ = true;
     held_.clear();

@@ -1,6 +1,7 @@
 #include "actors/pipeline/gateway_actor.h"
 
 #include "actors/executor/executor_actor.h"
+#include "actors/pipeline/generation_defaults.h"
 #include "actors/pipeline/zmq_engine_client.h"
 #include "gpu/model_config.h"
 #include "gateway/api_keys.h"
@@ -17,8 +18,11 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
     ZmqEngineClient engine(config.endpoints);
     // The context length lets the gateway check prompts early and fill in max_tokens for chat
     // requests that give none ("until the context is full").
-    const gateway::GatewayOptions options = gateway_options(
+    gateway::GatewayOptions options = gateway_options(
         config, effective_max_model_len(config.backend, gpu::load_model_config(config.backend.model_dir)));
+    // A request that leaves a sampling field out gets the model's default, as with vLLM.
+    options.http.sampling_defaults =
+        load_sampling_defaults(options.http.generation_config, config.backend.model_dir);
     gateway::Gateway gw(engine, options, &runtime::zmq_context());
     gw.start();
     for (const auto& warning : gateway::exposure_warnings(options)) log->warn("{}", warning);

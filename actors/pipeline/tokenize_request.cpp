@@ -1,6 +1,9 @@
 #include "actors/pipeline/tokenize_request.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +13,8 @@
 
 namespace zinfer::actors {
 
-TokenizerResources TokenizerResources::load(const std::string& model_dir, int32_t max_model_len_override) {
+TokenizerResources TokenizerResources::load(const std::string& model_dir, int32_t max_model_len_override,
+                                            const std::string& chat_template) {
   namespace fs = std::filesystem;
   TokenizerResources r;
   auto log = runtime::logger("tokenizer");
@@ -30,7 +34,22 @@ TokenizerResources TokenizerResources::load(const std::string& model_dir, int32_
   } else {
     log->warn("no tokenizer.json in {}: only requests with prompt token ids can be served", model_dir);
   }
+  if (!chat_template.empty()) r.use_chat_template(chat_template);
   return r;
+}
+
+void TokenizerResources::use_chat_template(const std::string& template_or_file) {
+  namespace fs = std::filesystem;
+  if (!chat) chat.emplace();  // the model's bos/eos stay when it had a template of its own
+  std::string source = template_or_file;
+  if (std::error_code ec; fs::is_regular_file(template_or_file, ec)) {
+    std::ifstream in(template_or_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    source = text.str();
+  }
+  chat->chat_template = source;
+  chat->compiled = std::make_shared<const chat::ChatTemplate>(source);
 }
 
 namespace {
@@ -75,6 +94,54 @@ std::string out_of_vocabulary(const protocol::SamplingParams& s, int32_t vocab) 
 
 }  // namespace
 
+std::vector<int32_t> encode_chat(const TokenizerResources& res, const std::vector<protocol::ChatMessage>& messages,
+                                 bool add_generation_prompt, bool enable_thinking, bool add_special_tokens) {
+  if (!res.tokenizer) throw std::runtime_error("this model has no tokenizer.json");
+  if (!res.chat) throw std::runtime_error("this model has no chat template");
+  if (messages.empty()) throw std::runtime_error("'messages' must not be empty");
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  nlohmann::ordered_json extra = {{"enable_thinking", enable_thinking}};
+  std::string text = chat::apply_chat_template(*res.chat, list, add_generation_prompt, extra);
+  // The template writes the special tokens itself (bos): by default encode without adding more,
+  // as transformers' apply_chat_template(tokenize=True) does.
+  return res.tokenizer->encode(text, add_special_tokens);
+}
+
+std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(const TokenizerResources& res,
+                                                                              const protocol::TokenizeRequest& req) {
+  protocol::TokenizeReply out;
+  out.request_id = req.request_id;
+  out.max_model_len = res.max_model_len;
+  try {
+    if (!res.tokenizer) return bad_request(req.request_id, "invalid_request", "this model has no tokenizer.json");
+    if (req.detokenize) {
+      for (int32_t id : req.tokens) {
+        if (id < 0 || id >= res.tokenizer->vocab_size()) {
+          return bad_request(req.request_id, "invalid_request",
+                             "token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                 std::to_string(res.tokenizer->vocab_size()) + ")");
+        }
+      }
+      // vLLM's /detokenize decodes with the special tokens kept.
+      out.text = res.tokenizer->decode(req.tokens, /*skip_special_tokens=*/false);
+      return out;
+    }
+    if (req.is_chat) {
+      out.tokens = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
+                               req.add_special_tokens == 1);
+    } else {
+      out.tokens = res.tokenizer->encode(req.prompt, req.add_special_tokens != 0);
+    }
+    if (req.return_token_strs) {
+      for (int32_t id : out.tokens) out.token_strs.push_back(res.tokenizer->id_to_token(id));
+    }
+  } catch (const std::exception& e) {
+    return bad_request(req.request_id, "invalid_request", std::string("cannot tokenize: ") + e.what());
+  }
+  return out;
+}
+
 std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
     const TokenizerResources& res, const protocol::GenerateRequest& req) {
   protocol::TokenizedRequest out;
@@ -86,23 +153,15 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   out.predicted_output_tokens = req.predicted_output_tokens;
   try {
     if (req.is_chat) {
-      if (!res.tokenizer) return bad_request(req.request_id, "invalid_request", "this model has no tokenizer.json");
-      if (!res.chat) return bad_request(req.request_id, "invalid_request", "this model has no chat template");
-      if (req.messages.empty()) return bad_request(req.request_id, "invalid_request", "'messages' must not be empty");
-      nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-      for (const auto& m : req.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-      nlohmann::ordered_json extra = {{"enable_thinking", req.enable_thinking}};
-      std::string text = chat::apply_chat_template(*res.chat, messages, req.add_generation_prompt, extra);
-      // The template writes the special tokens itself (bos): encode without adding more, as
-      // transformers' apply_chat_template(tokenize=True) does.
-      out.prompt_ids = res.tokenizer->encode(text, /*add_special_tokens=*/false);
+      out.prompt_ids = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
+                                   req.add_special_tokens == 1);
     } else if (!req.prompt_ids.empty()) {
       out.prompt_ids = req.prompt_ids;
     } else {
       if (!res.tokenizer) {
         return bad_request(req.request_id, "invalid_request", "this model has no tokenizer.json: send prompt token ids");
       }
-      out.prompt_ids = res.tokenizer->encode(req.prompt, /*add_special_tokens=*/true);
+      out.prompt_ids = res.tokenizer->encode(req.prompt, /*add_special_tokens=*/req.add_special_tokens != 0);
     }
   } catch (const std::exception& e) {
     return bad_request(req.request_id, "invalid_request", std::string("cannot prepare the prompt: ") + e.what());
@@ -135,6 +194,13 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   }
   if (std::string why = out_of_vocabulary(out.sampling, res.vocab_size); !why.empty()) {
     return bad_request(req.request_id, "invalid_request", why);
+  }
+  for (int32_t id : out.sampling.stop_token_ids) {
+    if (id < 0 || id >= res.vocab_size) {
+      return bad_request(req.request_id, "invalid_request",
+                         "'stop_token_ids' holds " + std::to_string(id) + ", outside the vocabulary [0, " +
+                             std::to_string(res.vocab_size) + ")");
+    }
   }
   for (int32_t id : out.prompt_ids) {
     if (id < 0 || id >= res.vocab_size) {

@@ -23,8 +23,25 @@ struct TokenizerResources {
 
   // Reads tokenizer.json / tokenizer_config.json / config.json of a model folder; what is
   // missing is left empty (and requests that need it get a clear error).
-  static TokenizerResources load(const std::string& model_dir, int32_t max_model_len_override);
+  // `chat_template`: "" = the model's, else a file holding the template or the template itself
+  // ([tokenizer] chat_template); a template that does not parse is a chat::TemplateError.
+  static TokenizerResources load(const std::string& model_dir, int32_t max_model_len_override,
+                                 const std::string& chat_template = "");
+
+  // Replaces the chat template: a file holding one, or the template itself (vLLM's
+  // --chat-template). Throws chat::TemplateError when it does not parse.
+  void use_chat_template(const std::string& template_or_file);
 };
+
+// The prompt ids of chat messages: the chat template, then the encoding (special tokens added only
+// when asked: the template writes them). Throws std::runtime_error when the model lacks a
+// tokenizer or a chat template, or the messages are empty.
+std::vector<int32_t> encode_chat(const TokenizerResources& resources, const std::vector<protocol::ChatMessage>& messages,
+                                 bool add_generation_prompt, bool enable_thinking, bool add_special_tokens);
+
+// /tokenize and /detokenize: a TokenizeReply, or an ErrorReply (400) naming the problem.
+std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(const TokenizerResources& resources,
+                                                                              const protocol::TokenizeRequest& request);
 
 std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
     const TokenizerResources& resources, const protocol::GenerateRequest& request);

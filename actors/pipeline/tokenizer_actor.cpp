@@ -38,7 +38,18 @@ runtime::ActorBody tokenizer_worker(const runtime::EndpointsConfig& endpoints, s
       auto frame = runtime::recv_frame(s, true);
       if (!frame) return;
       try {
-        auto request = protocol::decode<protocol::GenerateRequest>(*frame);
+        protocol::Frame f = protocol::open_owned(std::move(*frame));
+        if (f.type() == protocol::MessageType::kTokenizeRequest) {
+          // /tokenize and /detokenize: answered to the gateway, nothing reaches the scheduler.
+          auto result = answer_tokenize(*resources, f.as<protocol::TokenizeRequest>());
+          if (auto* ok = std::get_if<protocol::TokenizeReply>(&result)) {
+            runtime::send_message(to_gateway, *ok);
+          } else {
+            runtime::send_message(to_gateway, std::get<protocol::ErrorReply>(result));
+          }
+          return;
+        }
+        auto request = f.as<protocol::GenerateRequest>();
         auto result = tokenize_request(*resources, request);
         if (auto* ok = std::get_if<protocol::TokenizedRequest>(&result)) {
           runtime::send_message(to_scheduler, *ok);
@@ -60,7 +71,7 @@ runtime::ActorBody tokenizer_worker(const runtime::EndpointsConfig& endpoints, s
 runtime::ActorBody tokenizer_actor(const EngineConfig& config) {
   return [config](runtime::Pipe& pipe) {
     auto resources = std::make_shared<const TokenizerResources>(
-        TokenizerResources::load(config.backend.model_dir, config.backend.max_model_len));
+        TokenizerResources::load(config.backend.model_dir, config.backend.max_model_len, config.tokenizer.chat_template));
     const std::string work_endpoint = "inproc://zinfer-tokenizer-work-" + std::to_string(g_tokenizer_instance++);
 
     zmq::socket_t front(runtime::zmq_context(), zmq::socket_type::pull);

@@ -40,6 +40,12 @@ void ZmqEngineClient::abort(uint64_t request_id) {
   runtime::send_message(to_scheduler_, protocol::Abort{request_id, "abort", -1});
 }
 
+void ZmqEngineClient::tokenize(protocol::TokenizeRequest request, gateway::TokenizeSink sink) {
+  std::lock_guard lock(mutex_);
+  tokenize_calls_[request.request_id] = std::move(sink);
+  runtime::send_message(to_tokenizer_, request);
+}
+
 protocol::Stats ZmqEngineClient::stats() {
   std::lock_guard lock(mutex_);
   return stats_;
@@ -64,7 +70,21 @@ void ZmqEngineClient::dispatch() {
         last_stats_ns_ = now_ns();
         continue;
       }
+      if (f.type() == protocol::MessageType::kTokenizeReply) {
+        auto reply = f.as<protocol::TokenizeReply>();
+        gateway::TokenizeSink sink;
+        {
+          std::lock_guard lock(mutex_);
+          auto it = tokenize_calls_.find(reply.request_id);
+          if (it == tokenize_calls_.end()) continue;
+          sink = std::move(it->second);
+          tokenize_calls_.erase(it);
+        }
+        sink(std::move(reply));
+        continue;
+      }
       gateway::DeltaSink sink;
+      gateway::TokenizeSink tokenize_sink;
       gateway::EngineEvent event;
       {
         std::lock_guard lock(mutex_);
@@ -78,18 +98,30 @@ void ZmqEngineClient::dispatch() {
         } else if (f.type() == protocol::MessageType::kErrorReply) {
           auto e = f.as<protocol::ErrorReply>();
           auto it = pending_.find(e.request_id);
-          if (it == pending_.end()) {
+          if (auto call = tokenize_calls_.find(e.request_id); call != tokenize_calls_.end()) {
+            tokenize_sink = std::move(call->second);
+            tokenize_calls_.erase(call);
+          } else if (it == pending_.end()) {
             runtime::logger("gateway")->warn("pipeline error for no known request: {}", e.message);
             continue;
           }
-          sink = std::move(it->second.sink);
-          pending_.erase(it);
-          event = std::move(e);
+          if (tokenize_sink) {
+            event = std::move(e);
+          } else {
+            sink = std::move(it->second.sink);
+            pending_.erase(it);
+            event = std::move(e);
+          }
         } else {
           continue;
         }
       }
-      sink(std::move(event));  // outside the lock: the sink hands the event to its connection
+      // Outside the lock: a sink hands the event to its connection.
+      if (tokenize_sink) {
+        tokenize_sink(std::get<protocol::ErrorReply>(std::move(event)));
+      } else {
+        sink(std::move(event));
+      }
     } catch (const protocol::ProtocolError& e) {
       runtime::logger("gateway")->warn("bad frame from the pipeline: {}", e.what());
     }

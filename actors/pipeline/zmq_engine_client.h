@@ -1,4 +1,5 @@
 // The gateway's EngineClient over ZeroMQ: submit() pushes a GenerateRequest to the tokenizer,
+// tokenize() a TokenizeRequest (answered by a TokenizeReply or an ErrorReply on the same socket),
 // abort() pushes an Abort to the scheduler, and the events of every request (TextDelta,
 // ErrorReply) plus the scheduler's Stats arrive on one PULL socket bound at endpoints.gateway,
 // which the gateway actor's loop reads and hands to dispatch().
@@ -24,6 +25,7 @@ class ZmqEngineClient : public gateway::EngineClient {
 
   void submit(protocol::GenerateRequest request, gateway::DeltaSink sink) override;
   void abort(uint64_t request_id) override;
+  void tokenize(protocol::TokenizeRequest request, gateway::TokenizeSink sink) override;
   protocol::Stats stats() override;
   bool healthy() override;
 
@@ -42,6 +44,7 @@ class ZmqEngineClient : public gateway::EngineClient {
   zmq::socket_t to_scheduler_;
   zmq::socket_t events_;
   std::unordered_map<uint64_t, Pending> pending_;
+  std::unordered_map<uint64_t, gateway::TokenizeSink> tokenize_calls_;  // by request id, until answered
   protocol::Stats stats_;
   int64_t last_stats_ns_ = 0;
 };

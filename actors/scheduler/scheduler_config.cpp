@@ -1,5 +1,7 @@
 #include "actors/scheduler/scheduler_config.h"
 
+#include <limits>
+
 #include <stdexcept>
 
 #include "actors/scheduler/policies/scheduling_policy.h"
@@ -59,6 +61,9 @@ const settings::Settings<SchedulerConfig>& scheduler_settings() {
       settings::integer<C>("scheduler", "long_prefill_token_threshold", &C::long_prefill_token_threshold, 0, 1 << 20,
                            "prompt tokens one sequence computes in a step at most (0 = the step's budget); "
                            "smaller chunks shorten the steps of the decodes beside them"),
+      settings::integer<C>("scheduler", "seed", &C::seed, -1, std::numeric_limits<int64_t>::max(),
+                           "-1 = unseeded requests are random; else they get seeds from this and their "
+                           "order of arrival (reproducible runs)"),
       settings::flag<C>("cache", "enable_prefix_caching", &C::enable_prefix_caching,
                         "share full KV blocks of identical prompt prefixes"),
   };

@@ -40,6 +40,11 @@ struct SchedulerConfig {
   std::string policy = "fcfs";            // [scheduler] a name known to make_policy (policies/)
   PreemptionMode preemption = PreemptionMode::kRecompute;  // [scheduler]
   std::vector<int32_t> eos_token_ids;     // the model's; ignored for requests with ignore_eos
+  // [scheduler] seed: -1 = unseeded requests sample from the executor's random source; else each
+  // unseeded sample gets a seed made of this and its order of arrival, so that a server started
+  // with the same seed and sent the same requests in the same order samples the same tokens
+  // (vLLM's --seed).
+  int64_t seed = -1;
   int32_t max_plans_in_flight = 2;        // [scheduler] 1..kMaxPlansInFlight; 2 plans step N+1 while step N runs
   // [scheduler] The most prompt tokens one sequence computes in a step (0: up to the step's
   // budget). A prefill chunk beside decodes lengthens their step, so a smaller cap bounds the

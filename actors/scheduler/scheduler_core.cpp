@@ -39,6 +39,8 @@ SchedulerOutput SchedulerCore::reject(const protocol::TokenizedRequest& request,
   start.stop = request.sampling.stop;
   start.skip_special_tokens = request.sampling.skip_special_tokens;
   start.logprobs = request.sampling.logprobs;
+  start.stop_token_ids = request.sampling.stop_token_ids;
+  start.include_stop_str_in_output = request.sampling.include_stop_str_in_output;
   out.starts.push_back(start);
   for (int32_t i = 0; i < start.n; ++i) {
     protocol::TokenDelta d;
@@ -100,7 +102,7 @@ SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& req
     seq->request = req.get();
     seq->index = i;
     seq->tokens = request.prompt_ids;
-    seq->seed = sp.seed < 0 ? -1 : sp.seed + i;
+    seq->seed = sp.seed >= 0 ? sp.seed + i : unseeded_seed(req->arrival_order, i);
     seq->status = i == 0 ? SeqStatus::kWaiting : SeqStatus::kForkPending;
     req->seq_ids.push_back(seq->seq_id);
     policy_->on_arrival(seq->view());
@@ -110,6 +112,18 @@ SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& req
   requests_.emplace(id, std::move(req));
   prompt_tokens_ += prompt_len;
   return {};
+}
+
+int64_t SchedulerCore::unseeded_seed(uint64_t arrival_order, int32_t index) const {
+  if (config_.seed < 0) return -1;
+  // splitmix64 of (seed, arrival, index): distinct streams per sample, not the seeds a client
+  // would pick (seed, seed + 1, ...). The top bit is cleared: a seed is non-negative.
+  uint64_t z = static_cast<uint64_t>(config_.seed) ^ (arrival_order * 0x9e3779b97f4a7c15ull) ^
+               (static_cast<uint64_t>(index) * 0xd1b54a32d192ed03ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<int64_t>(z >> 1);
 }
 
 void SchedulerCore::ensure_started(Request& r, SchedulerOutput& out) {
@@ -122,6 +136,8 @@ void SchedulerCore::ensure_started(Request& r, SchedulerOutput& out) {
   start.stop = r.sampling.stop;
   start.skip_special_tokens = r.sampling.skip_special_tokens;
   start.logprobs = r.sampling.logprobs;
+  start.stop_token_ids = r.sampling.stop_token_ids;
+  start.include_stop_str_in_output = r.sampling.include_stop_str_in_output;
   out.starts.push_back(std::move(start));
 }
 

@@ -114,6 +114,9 @@ class SchedulerCore {
   void resend_block_tables() { table_sender_.reset(); }
 
  private:
+  // The seed of sample `index` of the `arrival_order`-th request when the request has none:
+  // -1 (the executor's random source) unless [scheduler] seed is set.
+  int64_t unseeded_seed(uint64_t arrival_order, int32_t index) const;
   // One sequence's share of a plan in flight, kept to read its result.
   struct PlannedWork {
     uint64_t seq_id;

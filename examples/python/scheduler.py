@@ -185,7 +185,9 @@ class Scheduler:
         out = [("detokenizer", REQUEST_START, {
             "request_id": rid, "n": n, "prompt_tokens": len(request.prompt),
             "stop": request.param("stop", []), "skip_special_tokens": request.param("skip_special_tokens", True),
-            "logprobs": request.param("logprobs", False)})]
+            "logprobs": request.param("logprobs", False),
+            "stop_token_ids": request.param("stop_token_ids", []),
+            "include_stop_str_in_output": request.param("include_stop_str_in_output", False)})]
         self.requests[rid] = request
         self.counters["prompt_tokens"] += len(request.prompt)
         for index in range(n):

@@ -94,5 +94,25 @@ TEST(StopMatcher, RandomSplitsNeverReleaseAStopString) {
   }
 }
 
+// vLLM's stop_reason names the stop string that ended the sample; with include_stop_str_in_output
+// the text keeps it.
+TEST(StopMatcher, TellsWhichStopMatchedAndKeepsItWhenAsked) {
+  StopMatcher drop({"END", "ND"});
+  auto a = drop.feed("abcE");
+  EXPECT_EQ(a.text, "abc");
+  auto b = drop.feed("ND tail");
+  EXPECT_TRUE(b.stopped);
+  EXPECT_EQ(b.text, "");
+  EXPECT_EQ(b.matched, "END");  // the earliest occurrence, though "ND" is in the text too
+
+  StopMatcher keep({"ND", "END"}, /*keep_stop=*/true);
+  EXPECT_EQ(keep.feed("abcE").text, "abc");
+  auto c = keep.feed("ND tail");
+  EXPECT_TRUE(c.stopped);
+  EXPECT_EQ(c.text, "END");
+  EXPECT_EQ(c.matched, "END");
+  EXPECT_EQ(keep.feed("more").text, "");
+}
+
 }  // namespace
 }  // namespace zinfer::actors

@@ -137,7 +137,10 @@ class Server:
     group is terminated on exit, and on failure the tail of its log is printed."""
 
     def __init__(self, args, scheduler=None, cache=None, model=None, server=None, tokenizer=None,
-                 deployment=None, log_level="warn", startup_timeout=180):
+                 deployment=None, log_level="warn", startup_timeout=180, cli=None):
+        """cli: a function (port, zmq_endpoint) -> the arguments after `zinfer serve`, to start the
+        server from the command line alone (no config file) instead of from the sections."""
+        self.cli = cli
         self.zinfer = os.path.abspath(args.zinfer)
         self.deployment = deployment or args.deployment
         self.startup_timeout = startup_timeout
@@ -191,7 +194,10 @@ class Server:
         self.log_path = os.path.join(self.dir, "server.log")
 
     def _start(self):
-        command = [self.zinfer, self.deployment, "--config", self.config_path]
+        if self.cli:
+            command = [self.zinfer, "serve"] + [str(a) for a in self.cli(self.port, self.zmq_endpoint)]
+        else:
+            command = [self.zinfer, self.deployment, "--config", self.config_path]
         log(f"starting: {' '.join(command)}")
         self._log_file = open(self.log_path, "wb")
         try:

@@ -1,5 +1,7 @@
 #include "fake_engine.h"
 
+#include <algorithm>
+
 namespace zinfer::gateway::testing {
 
 FakeEngine::FakeEngine(std::chrono::milliseconds tick) : tick_(tick), thread_([this] { run(); }) {}
@@ -51,6 +53,41 @@ void FakeEngine::abort(uint64_t request_id) {
   streams_.erase(request_id);
   aborted_.insert(request_id);
   cv_.notify_all();
+}
+
+void FakeEngine::tokenize(protocol::TokenizeRequest request, TokenizeSink sink) {
+  {
+    std::lock_guard lock(mu_);
+    tokenize_calls_.push_back(request);
+  }
+  protocol::TokenizeReply reply;
+  reply.request_id = request.request_id;
+  reply.max_model_len = 100;
+  if (request.detokenize) {
+    for (int32_t id : request.tokens) {
+      if (id > 255) {
+        sink(protocol::ErrorReply{request.request_id, 400, "invalid_request", "token id " + std::to_string(id) +
+                                                                                  " is outside the vocabulary"});
+        return;
+      }
+      reply.text += static_cast<char>(id);
+    }
+    sink(std::move(reply));
+    return;
+  }
+  std::string text = request.prompt;
+  for (const auto& m : request.messages) text += m.role + ":" + m.content + "\n";
+  if (request.add_special_tokens == 1) text = "^" + text;
+  for (unsigned char c : text) {
+    reply.tokens.push_back(c);
+    if (request.return_token_strs) reply.token_strs.push_back(std::string(1, static_cast<char>(c)));
+  }
+  sink(std::move(reply));
+}
+
+std::vector<protocol::TokenizeRequest> FakeEngine::tokenize_calls() {
+  std::lock_guard lock(mu_);
+  return tokenize_calls_;
 }
 
 protocol::Stats FakeEngine::stats() {
@@ -117,8 +154,18 @@ bool FakeEngine::step(uint64_t id, Stream& s, std::vector<std::pair<DeltaSink*, 
     d.prompt_tokens = s.prompt_tokens;
     d.completion_tokens = k + 1;
     s.produced[i] = k + 1;
-    if (!s.hang && k + 1 >= sp.max_tokens) d.finish_reason = "length";
-    else any_running = true;
+    const auto& stops = sp.stop_token_ids;
+    if (std::find(stops.begin(), stops.end(), token_id(i, k)) != stops.end()) {
+      // As the detokenizer reports a stop token (vLLM's stop_reason): its text left out.
+      d.finish_reason = "stop";
+      d.stop_token = token_id(i, k);
+      if (!sp.include_stop_str_in_output) d.text.clear();
+      s.produced[i] = sp.max_tokens;  // this sample is over
+    } else if (!s.hang && k + 1 >= sp.max_tokens) {
+      d.finish_reason = "length";
+    } else {
+      any_running = true;
+    }
     out.emplace_back(&s.sink, std::move(d));
   }
   return any_running;

@@ -3,7 +3,8 @@
 // thread over time. What it produces is a pure function of the request:
 //   sample i, token k (0-based): id 1000 + 100 * i + k, text "s<i>t<k> ", logprob -0.25 * (k + 1)
 //   prompt_tokens: prompt bytes, or the number of prompt ids, or the bytes of all messages
-//   finish_reason "length" after max_tokens tokens.
+//   finish_reason "length" after max_tokens tokens, or "stop" on a token of stop_token_ids (with
+//   stop_token set, and its text left out unless include_stop_str_in_output).
 // Prompts with these words change its behaviour:
 //   "TOO_LONG" -> ErrorReply 400 before any token;  "BREAK" -> ErrorReply 500 after 2 tokens;
 //   "HANG"     -> tokens keep coming, one per tick, until the request is aborted (no max).
@@ -28,6 +29,10 @@ class FakeEngine : public EngineClient {
 
   void submit(protocol::GenerateRequest request, DeltaSink sink) override;
   void abort(uint64_t request_id) override;
+  // Byte-level: each byte of the prompt (or of "role:content\n" per message, after a '^' when
+  // special tokens are added) is a token; detokenize turns ids back into bytes, and an id over
+  // 255 is an ErrorReply 400.
+  void tokenize(protocol::TokenizeRequest request, TokenizeSink sink) override;
   protocol::Stats stats() override;
 
   void set_stats(const protocol::Stats& stats);
@@ -35,6 +40,7 @@ class FakeEngine : public EngineClient {
   // What the gateway sent.
   std::vector<protocol::GenerateRequest> submitted();
   std::set<uint64_t> aborted();
+  std::vector<protocol::TokenizeRequest> tokenize_calls();
   size_t active();
   // Waits until `request_id` was aborted; false after `timeout`.
   bool wait_aborted(uint64_t request_id, std::chrono::milliseconds timeout);
@@ -65,6 +71,7 @@ class FakeEngine : public EngineClient {
   std::condition_variable cv_;
   std::map<uint64_t, Stream> streams_;
   std::vector<protocol::GenerateRequest> submitted_;
+  std::vector<protocol::TokenizeRequest> tokenize_calls_;
   std::set<uint64_t> aborted_;
   protocol::Stats stats_;
   bool stop_ = false;

@@ -51,8 +51,12 @@ Value other_legal_value(const settings::Setting<S>& s, const Value& current) {
       break;
     case settings::Type::kStringList: {
       auto l = std::get<std::vector<std::string>>(current);
-      if (!l.empty()) l.pop_back();
-      candidates = {l, std::vector<std::string>{"entry-x"}};  // the second for an empty default
+      if (!l.empty()) {
+        l.pop_back();
+      } else {
+        l.push_back(s.choices.empty() ? "entry-x" : s.choices.front());  // an empty default: one entry
+      }
+      candidates = {l};
       break;
     }
   }

@@ -30,6 +30,7 @@ SamplingParams sample_params() {
   s.bad_words = {"foo", " bar baz"};
   s.bad_words_token_ids = {{9}, {10, 11}};
   s.truncate_prompt_tokens = -1;
+  s.include_stop_str_in_output = true;
   return s;
 }
 
@@ -60,6 +61,7 @@ void expect_same(const SamplingParams& a, const SamplingParams& b) {
   EXPECT_EQ(a.bad_words, b.bad_words);
   EXPECT_EQ(a.bad_words_token_ids, b.bad_words_token_ids);
   EXPECT_EQ(a.truncate_prompt_tokens, b.truncate_prompt_tokens);
+  EXPECT_EQ(a.include_stop_str_in_output, b.include_stop_str_in_output);
 }
 
 template <class T>
@@ -89,6 +91,7 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   m.tenant = "team \xe4\xb8\x96";
   m.predicted_output_tokens = 2147483647;
   m.api_key = "sk-\x7f key";
+  m.add_special_tokens = 0;
   auto r = roundtrip(m);
   EXPECT_EQ(r.request_id, m.request_id);
   EXPECT_EQ(r.model, m.model);
@@ -106,6 +109,46 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   EXPECT_EQ(r.tenant, m.tenant);
   EXPECT_EQ(r.predicted_output_tokens, 2147483647);
   EXPECT_EQ(r.api_key, m.api_key);
+  EXPECT_EQ(r.add_special_tokens, 0);
+}
+
+TEST(ProtocolRoundTrip, TokenizeRequestAndReply) {
+  TokenizeRequest m;
+  m.request_id = 77;
+  m.detokenize = true;
+  m.prompt = "héllo";
+  m.messages = {{"user", "hi"}};
+  m.is_chat = true;
+  m.add_generation_prompt = false;
+  m.enable_thinking = false;
+  m.add_special_tokens = 1;
+  m.return_token_strs = true;
+  m.tokens = {4, 5, 2147483647};
+  auto r = roundtrip(m);
+  EXPECT_EQ(r.request_id, 77u);
+  EXPECT_TRUE(r.detokenize);
+  EXPECT_EQ(r.prompt, m.prompt);
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0].content, "hi");
+  EXPECT_TRUE(r.is_chat);
+  EXPECT_FALSE(r.add_generation_prompt);
+  EXPECT_FALSE(r.enable_thinking);
+  EXPECT_EQ(r.add_special_tokens, 1);
+  EXPECT_TRUE(r.return_token_strs);
+  EXPECT_EQ(r.tokens, m.tokens);
+
+  TokenizeReply a;
+  a.request_id = 77;
+  a.tokens = {1, 2};
+  a.token_strs = {"\u0120a", "b"};
+  a.text = "ab";
+  a.max_model_len = 4096;
+  auto ra = roundtrip(a);
+  EXPECT_EQ(ra.request_id, 77u);
+  EXPECT_EQ(ra.tokens, a.tokens);
+  EXPECT_EQ(ra.token_strs, a.token_strs);
+  EXPECT_EQ(ra.text, "ab");
+  EXPECT_EQ(ra.max_model_len, 4096);
 }
 
 TEST(ProtocolRoundTrip, TokenizedRequest) {
@@ -180,8 +223,10 @@ TEST(ProtocolRoundTrip, AbortAndErrorAndPing) {
 }
 
 TEST(ProtocolRoundTrip, RequestStartTokenDeltaTextDelta) {
-  RequestStart s{21, 2, 130, {"a", "bc"}, false, true};
+  RequestStart s{21, 2, 130, {"a", "bc"}, false, true, {7, 151645}, true};
   auto rs = roundtrip(s);
+  EXPECT_EQ(rs.stop_token_ids, s.stop_token_ids);
+  EXPECT_TRUE(rs.include_stop_str_in_output);
   EXPECT_EQ(rs.request_id, 21u);
   EXPECT_EQ(rs.n, 2);
   EXPECT_EQ(rs.prompt_tokens, 130);
@@ -221,7 +266,11 @@ TEST(ProtocolRoundTrip, RequestStartTokenDeltaTextDelta) {
   t.prompt_tokens = 5;
   t.completion_tokens = 6;
   t.cached_tokens = 0;
+  t.stop_string = "END";
+  t.stop_token = 151645;
   auto rt = roundtrip(t);
+  EXPECT_EQ(rt.stop_string, "END");
+  EXPECT_EQ(rt.stop_token, 151645);
   EXPECT_EQ(rt.text, "héllo");
   EXPECT_EQ(rt.token_ids, t.token_ids);
   EXPECT_EQ(rt.finish_reason, "stop");

@@ -1,4 +1,7 @@
 // Stop conditions and the requests refused at the door.
+#include <algorithm>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "actors/scheduler/stop_conditions.h"
@@ -142,6 +145,41 @@ TEST(Rejection, ImpossibleRequestsAreAnsweredAtOnce) {
   drive(core, exec, t);
   EXPECT_EQ(t.why(6, 0), "length");
   EXPECT_EQ(t.out(6, 0).size(), 4u);
+}
+
+// [scheduler] seed (vLLM's --seed): unseeded samples get seeds made of it and their order of
+// arrival, so that the same requests in the same order sample alike on another run; a request's
+// own seed still wins, and without the setting unseeded samples stay unseeded (-1).
+std::vector<int64_t> first_plan_seeds(int64_t server_seed, int64_t request_seed) {
+  SchedulerConfig c = config_with_eos({});
+  c.seed = server_seed;
+  SchedulerCore core(c);
+  auto a = make_request(1, prompt_of(4, 1), 4);
+  auto b = make_request(2, prompt_of(4, 2), 4);
+  a.sampling.n = 2;
+  b.sampling.seed = request_seed;
+  core.add_request(a);
+  core.add_request(b);
+  auto plan = core.schedule();
+  std::vector<int64_t> seeds;
+  if (plan) {
+    for (const auto& w : plan->seqs) seeds.push_back(w.seed);
+  }
+  return seeds;
+}
+
+TEST(ServerSeed, SeedsUnseededSamplesByArrival) {
+  const auto unseeded = first_plan_seeds(-1, -1);
+  ASSERT_FALSE(unseeded.empty());
+  for (int64_t s : unseeded) EXPECT_EQ(s, -1);
+  const auto seeded = first_plan_seeds(42, -1);
+  ASSERT_EQ(seeded.size(), unseeded.size());
+  for (int64_t s : seeded) EXPECT_GE(s, 0);
+  EXPECT_EQ(std::set<int64_t>(seeded.begin(), seeded.end()).size(), seeded.size());  // one stream each
+  EXPECT_EQ(first_plan_seeds(42, -1), seeded);  // the same run again: the same seeds
+  EXPECT_NE(first_plan_seeds(43, -1), seeded);
+  const auto own = first_plan_seeds(42, 7);
+  EXPECT_NE(std::find(own.begin(), own.end(), 7), own.end());  // request 2's own seed is kept
 }
 
 }  // namespace

@@ -23,6 +23,22 @@ class SettingFlags {
   // A name no setting has is a std::logic_error (a bug in the tool, not the user's).
   CLI::Option* add(CLI::App& cmd, const std::string& name, std::string flag = "");
 
+  // A boolean setting as a pair of switches that take no value: `on` sets it true, `off` false
+  // (vLLM's --enable-prefix-caching / --no-enable-prefix-caching).
+  void add_switch(CLI::App& cmd, const std::string& name, const std::string& on, const std::string& off);
+
+  // A setting whose flag is in another unit: the flag's number times `scale` is the setting's
+  // value (vLLM's --swap-space in GiB for cache.swap_space_mb: scale 1024), rounded to an integer.
+  CLI::Option* add_scaled(CLI::App& cmd, const std::string& name, const std::string& flag, double scale,
+                          const std::string& unit);
+
+  // One flag of one or more values: the first sets the text setting `first`, the others the list
+  // setting `rest` (vLLM's --served-model-name NAME [ALIAS...]).
+  CLI::Option* add_split(CLI::App& cmd, const std::string& flag, const std::string& first, const std::string& rest);
+
+  // The settings (section.key) this object has a flag for.
+  std::vector<std::string> names() const;
+
   // The config file at `path` (the defaults when "") with the given flags applied over it; throws
   // runtime::ConfigError naming the file and line, or the flag, and the key.
   actors::EngineConfig load(const std::string& path) const;
@@ -34,7 +50,13 @@ class SettingFlags {
     std::string section, key, flag;
     std::string text;  // as given
     CLI::Option* option = nullptr;
+    CLI::Option* off = nullptr;  // add_switch: the switch that sets false
+    double scale = 0;            // add_scaled: the unit's factor; 0 = the setting's own unit
+    std::vector<std::string> texts;  // add_split: the values
+    std::string rest_section, rest_key;  // add_split: the list setting of the values after the first
   };
+  std::shared_ptr<Flag> make(const std::string& name) const;
+  std::string help(const Flag& f, const std::string& extra = "") const;
   std::vector<std::shared_ptr<Flag>> flags_;  // stable addresses: CLI11 writes into `text`; copies share them
 };
 
