@@ -26,8 +26,15 @@ ResolvedTensor::ResolvedTensor(TensorView view, std::vector<float> storage)
 
 ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<int64_t>& shape) {
   read_.insert(name);
-  if (!config_.quantized() || !ends_with(name, ".weight")) return ResolvedTensor(checkpoint_.get(name, shape));
+  if (!ends_with(name, ".weight")) return ResolvedTensor(checkpoint_.get(name, shape));
   const std::string prefix = name.substr(0, name.size() - 6);  // keeps the dot
+  if (!config_.quantized()) {
+    // An older AutoGPTQ checkpoint keeps its settings in quantize_config.json, which is not read.
+    if (!checkpoint_.has(name) && checkpoint_.has(prefix + "qweight"))
+      throw SafetensorsError("tensor " + prefix + "qweight in " + checkpoint_.get(prefix + "qweight").file +
+                             " is quantized, but config.json has no quantization_config saying how");
+    return ResolvedTensor(checkpoint_.get(name, shape));
+  }
   const std::string module = prefix.substr(0, prefix.size() - 1);
   const bool quantized = checkpoint_.has(prefix + "qweight");
   if (!quantized) {

@@ -240,6 +240,10 @@ TEST(QuantizedCheckpoint, RefusesWhatDisagreesWithTheConfigNamingTheTensor) {
   EXPECT_NE(e.find("group_size 48"), std::string::npos) << e;
   EXPECT_NE(e.find("config.json"), std::string::npos) << e;
 
+  e = load_error("llama_gptq", [&](Folder& f) { f.config.erase("quantization_config"); });
+  EXPECT_NE(e.find("model.layers.0.self_attn.q_proj.qweight"), std::string::npos) << e;
+  EXPECT_NE(e.find("no quantization_config"), std::string::npos) << e;
+
   e = load_error("llama_gptq", [&](Folder& f) { f.config["quantization_config"]["bits"] = 3; });
   EXPECT_NE(e.find("quantization_config.bits 3"), std::string::npos) << e;
 
