@@ -40,9 +40,9 @@ class CheckpointReader {
   // The tensor checked against `shape` (SafetensorsError naming it otherwise).
   ResolvedTensor get(const std::string& name, const std::vector<int64_t>& shape);
   // After the last get(): every quantized layer in the checkpoint must have been read, and
-  // quantization_config.lm_head must agree with what was; an AutoGPTQ checkpoint keeps a `bias` beside every quantized layer,
-  // zeros where the model has none; one the model did not read must be all zeros, else it
-  // throws naming it (the model would be computing without it).
+  // quantization_config.lm_head must agree with what was. An AutoGPTQ checkpoint keeps a `bias`
+  // beside every quantized layer, zeros where the model has none; one the model did not read must
+  // be all zeros, else it throws naming it (the model would be computing without it).
   void finish() const;
 
  private:

@@ -258,7 +258,8 @@ TEST(QuantizedCheckpoint, RefusesWhatDisagreesWithTheConfigNamingTheTensor) {
 
   e = load_error("llama_awq", [&](Folder& f) {  // a quantized layer no definition reads
     for (const char* role : {"qweight", "qzeros", "scales"})
-      f.tensors[std::string("model.layers.0.mlp.extra_proj.") + role] = f.tensors.at(std::string("model.layers.0.mlp.up_proj.") + role);
+      f.tensors[std::string("model.layers.0.mlp.extra_proj.") + role] =
+          f.tensors.at(std::string("model.layers.0.mlp.up_proj.") + role);
   });
   EXPECT_NE(e.find("model.layers.0.mlp.extra_proj.qweight"), std::string::npos) << e;
 }
