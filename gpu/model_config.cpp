@@ -220,6 +220,8 @@ ModelConfig parse_model_config(const std::string& config_json, const std::string
       throw ModelConfigError(origin + ": unsupported dtype '" + c.torch_dtype + "' (float32, bfloat16, float16)");
   }
 
+  if (const json* q = field(config, "quantization_config")) c.quantization = quant::parse_quant_config(q->dump(), origin);
+
   // Token ids: generation_config.json wins over config.json, as in transformers' generate.
   if (const json* eos = field(config, "eos_token_id")) c.eos_token_ids = token_id_list(*eos, origin);
   c.bos_token_id = static_cast<int32_t>(get_int(config, "bos_token_id", -1, origin));

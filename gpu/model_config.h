@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/quant/quant_config.h"
+
 namespace zinfer::gpu {
 
 class ModelConfigError : public std::runtime_error {
@@ -50,6 +52,7 @@ struct ModelConfig {
   std::vector<int32_t> eos_token_ids;   // from generation_config.json, else config.json
   int32_t bos_token_id = -1;
   std::string hidden_act = "silu";
+  quant::QuantConfig quantization;     // quantization_config (gpu/quant/quant_config.h); none by default
 };
 
 // Reads DIR/config.json and, if present, DIR/generation_config.json.

@@ -7,15 +7,23 @@
 namespace zinfer::gpu::cpu {
 
 namespace {
-const WeightSet& open(const WeightSet* checkpoint) {
-  if (checkpoint == nullptr) throw std::logic_error("a weight was declared after the CPU weight store finished loading");
-  return *checkpoint;
+quant::CheckpointReader& open(const std::unique_ptr<quant::CheckpointReader>& reader) {
+  if (reader == nullptr) throw std::logic_error("a weight was declared after the CPU weight store finished loading");
+  return *reader;
 }
 }  // namespace
 
+void CpuWeightStore::finish_loading() {
+  open(reader_).finish();
+  reader_.reset();
+}
+
 models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& parts) {
   Matrix m;
-  for (const models::TensorPart& p : parts) m.append(TensorSlice(open(checkpoint_).get(p.name, p.shape), p).view());
+  for (const models::TensorPart& p : parts) {
+    const quant::ResolvedTensor whole = open(reader_).get(p.name, p.shape);
+    m.append(TensorSlice(whole.view(), p).view());
+  }
   matrices_.push_back(std::move(m));
   return models::Linear{static_cast<int32_t>(matrices_.size() - 1)};
 }
@@ -23,7 +31,8 @@ models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& par
 models::Vector CpuWeightStore::vector(const std::vector<models::TensorPart>& parts) {
   std::vector<float> out;
   for (const models::TensorPart& p : parts) {
-    const TensorSlice slice(open(checkpoint_).get(p.name, p.shape), p);
+    const quant::ResolvedTensor whole = open(reader_).get(p.name, p.shape);
+    const TensorSlice slice(whole.view(), p);
     const TensorView& t = slice.view();
     const size_t old = out.size();
     out.resize(old + static_cast<size_t>(t.numel()));

@@ -3,10 +3,12 @@
 // checkpoint when the model definition declares them.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "gpu/cpu/matrix.h"
 #include "gpu/models/weight_store.h"
+#include "gpu/quant/checkpoint_reader.h"
 #include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cpu {
@@ -15,9 +17,11 @@ class CpuWeightStore final : public models::WeightStore {
  public:
   // Reads `checkpoint` until finish_loading(); the tensors are copied, not kept mapped.
   // A tensor-parallel rank keeps its slices (gpu/models/tensor_parallel.h).
-  explicit CpuWeightStore(const WeightSet& checkpoint, models::TensorParallel tp = {})
-      : checkpoint_(&checkpoint), tp_(tp) {}
-  void finish_loading() { checkpoint_ = nullptr; }
+  // A quantized checkpoint's linear layers are dequantized to float32 (gpu/quant/checkpoint_reader.h).
+  explicit CpuWeightStore(const WeightSet& checkpoint, const quant::QuantConfig& quantization = {},
+                          models::TensorParallel tp = {})
+      : reader_(std::make_unique<quant::CheckpointReader>(checkpoint, quantization)), tp_(tp) {}
+  void finish_loading();
 
   models::Linear linear(const std::vector<models::TensorPart>& parts) override;
   models::Vector vector(const std::vector<models::TensorPart>& parts) override;
@@ -30,7 +34,7 @@ class CpuWeightStore final : public models::WeightStore {
   }
 
  private:
-  const WeightSet* checkpoint_;
+  std::unique_ptr<quant::CheckpointReader> reader_;  // null once loaded
   models::TensorParallel tp_;
   std::vector<Matrix> matrices_;
   std::vector<std::vector<float>> vectors_;

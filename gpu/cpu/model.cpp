@@ -10,7 +10,7 @@ models::TensorParallel tp_of(const RankContext& rank) { return {rank.rank, rank.
 
 Model::Model(const ModelConfig& config, const WeightSet& checkpoint, const RankContext& rank)
     : config_(config), rank_(rank), local_(models::local_config(config, tp_of(rank))),
-      sharding_(models::shard(config, tp_of(rank))), weights_(checkpoint, tp_of(rank)),
+      sharding_(models::shard(config, tp_of(rank))), weights_(checkpoint, config.quantization, tp_of(rank)),
       definition_(models::build_model(config_, weights_)),
       inv_freq_(rope_inv_freq(config_)) {
   weights_.finish_loading();

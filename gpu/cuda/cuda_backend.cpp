@@ -111,7 +111,7 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   if (random_seed != nullptr) {
     weights_.fill_random(*random_seed);
   } else {
-    weights_.upload(WeightSet(o.model_dir));
+    weights_.upload(WeightSet(o.model_dir), model_config_.quantization);
   }
 
   const ModelConfig& c = config_;

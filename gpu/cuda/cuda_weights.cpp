@@ -4,6 +4,7 @@
 
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/random_fill.h"
+#include "gpu/quant/checkpoint_reader.h"
 #include "gpu/tensor_slice.h"
 
 namespace zinfer::gpu::cuda {
@@ -73,7 +74,8 @@ const void* CudaWeightStore::address(int32_t id) const {
   return storage_.as<std::byte>() + slots_.at(static_cast<size_t>(id)).offset;
 }
 
-void CudaWeightStore::upload(const WeightSet& checkpoint) {
+void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConfig& quantization) {
+  quant::CheckpointReader reader(checkpoint, quantization);
   allocate();
   auto* base = storage_.as<std::byte>();
   std::vector<float> scratch;
@@ -81,11 +83,13 @@ void CudaWeightStore::upload(const WeightSet& checkpoint) {
   for (const Slot& s : slots_) {
     size_t at = s.offset;
     for (const models::TensorPart& p : s.parts) {
-      const TensorSlice slice(checkpoint.get(p.name, p.shape), p);
+      const quant::ResolvedTensor whole = reader.get(p.name, p.shape);
+      const TensorSlice slice(whole.view(), p);
       upload_tensor(slice.view(), s.as_float, base + at, scratch, scratch16);
       at += numel(models::sliced_shape(p)) * (s.as_float ? 4 : 2);
     }
   }
+  reader.finish();
 }
 
 void CudaWeightStore::fill_random(uint64_t seed) {

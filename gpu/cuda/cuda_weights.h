@@ -12,6 +12,7 @@
 
 #include "gpu/cuda/device_memory.h"
 #include "gpu/models/weight_store.h"
+#include "gpu/quant/quant_config.h"
 #include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cuda {
@@ -26,7 +27,9 @@ class CudaWeightStore final : public models::WeightStore {
 
   // Copies every declared tensor from the checkpoint; a missing tensor or a wrong shape throws
   // (the message names the tensor).
-  void upload(const WeightSet& checkpoint);
+  // A quantized checkpoint's linear layers are dequantized on the host and stored in bf16 like the
+  // rest (gpu/quant/checkpoint_reader.h); no int4/fp8 kernels yet.
+  void upload(const WeightSet& checkpoint, const quant::QuantConfig& quantization = {});
   // Seeded random values on the device (benchmarks at a real model's shapes without a
   // checkpoint on disk): matrices ~ N(0, 0.02), norms near 1, biases near 0.
   void fill_random(uint64_t seed);

@@ -1,0 +1,52 @@
+// AWQ GEMM (dequantize.h): unpack qweight and qzeros along N in AutoAWQ's interleaved nibble
+// order, W[n, k] = scale[k / group_size, n] · (q[k, n] − zero[k / group_size, n]).
+#include <string>
+
+#include "gpu/quant/dequantize.h"
+#include "gpu/quant/packed.h"
+
+namespace zinfer::gpu::quant {
+namespace {
+// Column c of an 8-column word sits at this nibble: AutoAWQ packs columns 0 2 4 6 1 3 5 7.
+constexpr int32_t kNibbleOf[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+}  // namespace
+
+DenseWeight dequantize_awq(const QuantConfig& c, const QuantizedTensors& t) {
+  const TensorView& qweight = require_2d(t.qweight, "qweight");
+  const TensorView& qzeros = require_2d(t.qzeros, "qzeros");
+  const TensorView& scales = require_2d(t.scales, "scales");
+  require_dtype(qweight, DType::kI32);
+  require_dtype(qzeros, DType::kI32);
+  if (t.g_idx != nullptr) tensor_error(*t.g_idx, "AWQ checkpoints have no g_idx (act-order is GPTQ's)");
+  const int64_t K = qweight.shape[0], words = qweight.shape[1], N = words * 8;
+  const int64_t groups = group_count(c, K, qweight);
+  const int64_t group_size = c.group_size == -1 ? K : c.group_size;
+  require_shape(qzeros, {groups, words});
+  require_shape(scales, {groups, N});
+  const std::vector<float> scale = scales_to_float(scales);
+
+  DenseWeight w{N, K, std::vector<float>(static_cast<size_t>(N * K))};
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t g = k / group_size;
+    for (int64_t j = 0; j < words; ++j) {
+      const int32_t qword = int32_at(qweight, k * words + j), zword = int32_at(qzeros, g * words + j);
+      for (int32_t col = 0; col < 8; ++col) {
+        const int64_t n = j * 8 + col;
+        const int32_t q = field_of(qword, kNibbleOf[col], 4), z = field_of(zword, kNibbleOf[col], 4);
+        w.values[n * K + k] = scale[g * N + n] * static_cast<float>(q - z);
+      }
+    }
+  }
+  return w;
+}
+
+DenseWeight dequantize(const QuantConfig& c, const QuantizedTensors& t) {
+  switch (c.method) {
+    case Method::kGptq: return dequantize_gptq(c, t);
+    case Method::kAwq: return dequantize_awq(c, t);
+    case Method::kNone: break;
+  }
+  throw SafetensorsError("dequantize called for a checkpoint that is not quantized");
+}
+
+}  // namespace zinfer::gpu::quant

@@ -1,0 +1,55 @@
+// Checkpoint tensors as a weight store asks for them (gpu/models/weight_store.h names
+// `<prefix>.weight`): a quantized linear layer is stored as `<prefix>.qweight`, `.qzeros`,
+// `.scales` (and GPTQ's `.g_idx`) instead, and is handed back dequantized to float32 [N, K]
+// (dequantize.h), the whole tensor; the store then slices it like any other (a tensor-parallel
+// rank's rows or columns). Layers kept unquantized (lm_head, embeddings, norms) are read as they
+// are. Whether a layer is quantized is what the checkpoint holds, checked against the config:
+// both `.weight` and `.qweight`, a quantized module that modules_to_not_convert lists, or an
+// lm_head that disagrees with quantization_config.lm_head is an error naming the tensor.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpu/quant/quant_config.h"
+#include "gpu/safetensors.h"
+
+namespace zinfer::gpu::quant {
+
+// A tensor as read: a view into the checkpoint's mapping, or into its own dequantized copy.
+class ResolvedTensor {
+ public:
+  explicit ResolvedTensor(const TensorView& stored) : view_(stored) {}
+  ResolvedTensor(TensorView view, std::vector<float> storage);
+  ResolvedTensor(ResolvedTensor&&) = default;  // a moved vector keeps its buffer: view_ stays valid
+  ResolvedTensor(const ResolvedTensor&) = delete;
+  ResolvedTensor& operator=(const ResolvedTensor&) = delete;
+  const TensorView& view() const { return view_; }
+  bool dequantized() const { return !storage_.empty(); }
+
+ private:
+  TensorView view_;
+  std::vector<float> storage_;
+};
+
+class CheckpointReader {
+ public:
+  CheckpointReader(const WeightSet& checkpoint, const QuantConfig& config) : checkpoint_(checkpoint), config_(config) {}
+
+  // The tensor checked against `shape` (SafetensorsError naming it otherwise).
+  ResolvedTensor get(const std::string& name, const std::vector<int64_t>& shape);
+  // After the last get(): every quantized layer in the checkpoint must have been read, and
+  // quantization_config.lm_head must agree with what was. An AutoGPTQ checkpoint keeps a `bias`
+  // beside every quantized layer, zeros where the model has none; one the model did not read must
+  // be all zeros, else it throws naming it (the model would be computing without it).
+  void finish() const;
+
+ private:
+  const WeightSet& checkpoint_;
+  QuantConfig config_;
+  std::set<std::string> read_;              // names handed out
+  std::set<std::string> quantized_prefixes_;  // "<prefix>." of every dequantized layer
+};
+
+}  // namespace zinfer::gpu::quant
