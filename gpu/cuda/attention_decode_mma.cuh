@@ -31,6 +31,7 @@
 #include "gpu/cuda/attention_device.cuh"
 #include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
+#include "gpu/cuda/shared_memory_opt_in.cuh"
 
 namespace zinfer::gpu::cuda {
 namespace decode_mma {
@@ -327,18 +328,13 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
 template <int D>
 cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
   using S = decode_mma::Shape<D>;
-  // More than 48 KB of dynamic shared memory needs an opt-in, once per device (devices < 64).
+  // More than 48 KB of dynamic shared memory: opted in once per device (shared_memory_opt_in.cuh).
   static std::atomic<uint64_t> opted_in{0};
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
+  const cudaError_t status = opt_in_shared_memory(decode_mma::decode_mma_kernel<D>, opted_in, [](int* bytes) {
+    *bytes = S::kBlockBytes;
+    return cudaSuccess;
+  });
   if (status != cudaSuccess) return status;
-  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
-  if (bit == 0 || (opted_in.load(std::memory_order_relaxed) & bit) == 0) {
-    status = cudaFuncSetAttribute(decode_mma::decode_mma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  S::kBlockBytes);
-    if (status != cudaSuccess) return status;
-    opted_in.fetch_or(bit, std::memory_order_relaxed);
-  }
   const int group_size = kv.num_heads / kv.num_kv_heads;
   const int head_groups = (group_size + decode_mma::kRows - 1) / decode_mma::kRows;
   const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);

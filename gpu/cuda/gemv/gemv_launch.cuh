@@ -16,27 +16,20 @@
 
 #include "gpu/cuda/gemv/gemv_register_kernel.cuh"
 #include "gpu/cuda/gemv/gemv_ring_kernel.cuh"
+#include "gpu/cuda/shared_memory_opt_in.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
-// Lets the kernel take up to the opt-in maximum of dynamic shared memory. The attribute is a
-// device's: a process that drives several GPUs (tensor parallelism) sets it once on each
-// (devices < 64; beyond, on every launch). `opted_in` is the kernel's own record of the devices.
+// Lets the kernel take up to the opt-in maximum of dynamic shared memory, once per device
+// (shared_memory_opt_in.cuh); `opted_in` is the kernel's own record.
 template <typename Kernel>
 cudaError_t allow_large_shared_memory(Kernel kernel, std::atomic<uint64_t>& opted_in) {
-  int device = 0;
-  cudaError_t s = cudaGetDevice(&device);
-  if (s != cudaSuccess) return s;
-  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
-  if (bit != 0 && (opted_in.load(std::memory_order_relaxed) & bit) != 0) return cudaSuccess;
-  cudaFuncAttributes attrs{};
-  s = cudaFuncGetAttributes(&attrs, kernel);
-  if (s != cudaSuccess) return s;
-  const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
-  s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           optin - static_cast<int>(attrs.sharedSizeBytes));
-  if (s == cudaSuccess) opted_in.fetch_or(bit, std::memory_order_relaxed);
-  return s;
+  return opt_in_shared_memory(kernel, opted_in, [kernel](int* bytes) {
+    cudaFuncAttributes attrs{};
+    const cudaError_t s = cudaFuncGetAttributes(&attrs, kernel);
+    *bytes = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - static_cast<int>(attrs.sharedSizeBytes);
+    return s;
+  });
 }
 
 template <int MT, GemvInput IN, GemvOutput OUT>
