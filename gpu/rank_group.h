@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/models/weight_store.h"
+
 namespace zinfer::gpu {
 
 class RankGroupAborted : public std::runtime_error {
@@ -67,6 +69,7 @@ struct RankContext {
   int32_t device = 0;         // CUDA: the rank's device
   void* nccl_comm = nullptr;  // CUDA: the rank's NCCL communicator (ncclComm_t)
   int32_t size() const { return group == nullptr ? 1 : group->size(); }
+  models::TensorParallel parallel() const { return {rank, size()}; }
 };
 
 }  // namespace zinfer::gpu

@@ -109,7 +109,6 @@ class TensorParallelBackend final : public Backend {
       : hooks_(hooks != nullptr ? std::move(hooks) : std::make_unique<RankGroupHooks>()),
         group_(size),
         ranks_(size),
-        results_(size),
         threads_(size, [this] { abort_group("another rank failed"); }) {
     const uint64_t seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
     std::vector<RankContext> contexts(size);
@@ -138,8 +137,9 @@ class TensorParallelBackend final : public Backend {
   }
 
   std::vector<SampledToken> step(const BatchInput& batch) override {
-    run("step", [&](int32_t r) { results_[r] = ranks_[r]->step(batch); });
-    return std::move(results_[0]);
+    std::vector<std::vector<SampledToken>> tokens(ranks_.size());
+    run("step", [&](int32_t r) { tokens[r] = ranks_[r]->step(batch); });
+    return std::move(tokens[0]);
   }
 
   std::vector<float> forward_logits(const SequenceInput& seq) override {
@@ -171,7 +171,6 @@ class TensorParallelBackend final : public Backend {
   std::unique_ptr<RankGroupHooks> hooks_;
   RankGroup group_;
   std::vector<std::unique_ptr<Backend>> ranks_;
-  std::vector<std::vector<SampledToken>> results_;
   std::string failure_;
   RankThreads threads_;  // last: its threads end before the members they use
 };

@@ -4,13 +4,9 @@
 
 namespace zinfer::gpu::cpu {
 
-namespace {
-models::TensorParallel tp_of(const RankContext& rank) { return {rank.rank, rank.size()}; }
-}  // namespace
-
 Model::Model(const ModelConfig& config, const WeightSet& checkpoint, const RankContext& rank)
-    : config_(config), rank_(rank), local_(models::local_config(config, tp_of(rank))),
-      sharding_(models::shard(config, tp_of(rank))), weights_(checkpoint, config.quantization, tp_of(rank)),
+    : config_(config), rank_(rank), local_(models::local_config(config, rank.parallel())),
+      sharding_(models::shard(config, rank.parallel())), weights_(checkpoint, config.quantization, rank.parallel()),
       definition_(models::build_model(config_, weights_)),
       inv_freq_(rope_inv_freq(config_)) {
   weights_.finish_loading();

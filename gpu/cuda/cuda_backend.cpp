@@ -90,7 +90,7 @@ CudaBackend::CudaBackend(const BackendOptions& o, const ModelConfig& config, uin
 }
 
 void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const uint64_t* random_seed) {
-  const models::TensorParallel tp{rank_.rank, rank_.size()};
+  const models::TensorParallel tp = rank_.parallel();
   model_config_ = config;
   config_ = models::local_config(config, tp);
   vocab_ = models::shard(config, tp).vocab;

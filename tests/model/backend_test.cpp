@@ -83,6 +83,19 @@ SequenceInput chunk(uint64_t id, const std::vector<int32_t>& all, int begin, int
   return s;
 }
 
+// One greedy decode step of sequence `id` at `start_pos`, feeding the token it sampled last.
+SequenceInput decode_input(uint64_t id, int start_pos, std::vector<int32_t> table) {
+  SequenceInput s;
+  s.seq_id = id;
+  s.use_last_sampled = true;
+  s.num_tokens = 1;
+  s.start_pos = start_pos;
+  s.block_table = std::move(table);
+  s.sample = true;
+  s.sampling.temperature = 0.0f;
+  return s;
+}
+
 double log_softmax_at(const std::vector<double>& l, int i) {
   double mx = *std::max_element(l.begin(), l.end()), z = 0;
   for (double x : l) z += std::exp(x - mx);
@@ -156,15 +169,7 @@ TEST(CpuBackend, GreedyDecodeThroughStepMatchesReference) {
     EXPECT_NEAR(out[0].logprob, log_softmax_at(expected, out[0].token), 1e-4);
     seq.push_back(out[0].token);
     BatchInput decode;
-    SequenceInput s;
-    s.seq_id = 7;
-    s.use_last_sampled = true;
-    s.num_tokens = 1;
-    s.start_pos = int32_t(seq.size()) - 1;
-    s.block_table = table;
-    s.sample = true;
-    s.sampling.temperature = 0.0f;
-    decode.seqs.push_back(s);
+    decode.seqs.push_back(decode_input(7, int32_t(seq.size()) - 1, table));
     out = backend->step(decode);
   }
 }
@@ -202,14 +207,7 @@ TEST(CpuBackend, SamplingRulesReadTheTokensGeneratedSoFar) {
     seq.push_back(out[0].token);
     outputs.push_back(out[0].token);
     BatchInput decode;
-    SequenceInput s;
-    s.seq_id = 3;
-    s.use_last_sampled = true;
-    s.num_tokens = 1;
-    s.start_pos = int32_t(seq.size()) - 1;
-    s.block_table = table;
-    s.sample = true;
-    s.sampling.temperature = 0.0f;
+    SequenceInput s = decode_input(3, int32_t(seq.size()) - 1, table);
     s.sampling.sample_index = i + 1;
     s.sampling.rules = rules;
     decode.seqs.push_back(s);
@@ -263,15 +261,7 @@ std::vector<int32_t> decode(Backend& be, uint64_t id, int start_pos, const std::
   std::vector<int32_t> out;
   for (int i = 0; i < steps; ++i) {
     BatchInput in;
-    SequenceInput s;
-    s.seq_id = id;
-    s.use_last_sampled = true;
-    s.num_tokens = 1;
-    s.start_pos = start_pos + i;
-    s.block_table = table;
-    s.sample = true;
-    s.sampling.temperature = 0.0f;
-    in.seqs.push_back(s);
+    in.seqs.push_back(decode_input(id, start_pos + i, table));
     out.push_back(be.step(in).at(0).token);
   }
   return out;
