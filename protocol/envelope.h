@@ -33,8 +33,10 @@ inline constexpr uint16_t kVersionMajor = 1;
 // fields (penalties, min_p, logit_bias, allowed_token_ids, bad_words, truncate_prompt_tokens) and
 // SeqWork.rules; SamplingParams.include_stop_str_in_output, GenerateRequest.add_special_tokens,
 // RequestStart.stop_token_ids and include_stop_str_in_output, TextDelta.stop_string and
-// stop_token, TokenizeRequest/TokenizeReply. 1.5: GenerateRequest.api_key.
-inline constexpr uint16_t kVersionMinor = 5;
+// stop_token, TokenizeRequest/TokenizeReply. 1.5: GenerateRequest.api_key. 1.6:
+// SamplingParams.structured and SamplingRules.structured (StructuredOutput),
+// ChatMessage.tool_calls / tool_call_id / name, GenerateRequest.tools.
+inline constexpr uint16_t kVersionMinor = 6;
 
 const char* to_string(MessageType type);
 bool is_known(MessageType type);

@@ -64,6 +64,24 @@ struct LogitBias {
   MSGPACK_DEFINE_MAP(token, bias);
 };
 
+// (1.6) A constraint on what a sample may say (structured output): the sampled text must be a
+// sentence of the grammar that `actors/grammar` compiles from this source. Who maps which API
+// field onto it, and where masks are made, is in docs/structured-output.md.
+enum class StructuredKind : uint8_t {
+  kJsonSchema = 0,  // text: a JSON Schema (JSON text)
+  kJsonObject = 1,  // any JSON object; text unused
+  kRegex = 2,       // text: a regular expression the whole output matches
+  kChoice = 3,      // the output is exactly one of `choices`
+  kGrammar = 4,     // text: a GBNF grammar (llama.cpp's), start rule `root`
+};
+
+struct StructuredOutput {
+  StructuredKind kind = StructuredKind::kJsonObject;
+  std::string text;
+  std::vector<std::string> choices;
+  MSGPACK_DEFINE_MAP(kind, text, choices);
+};
+
 // Sampling settings of one request (OpenAI's names where the concept is the same; vLLM's for
 // the fields OpenAI lacks, with vLLM's meaning).
 struct SamplingParams {
@@ -96,17 +114,33 @@ struct SamplingParams {
   int32_t truncate_prompt_tokens = 0;
   // (1.4) Keep the text of the stop string or stop token that ended a sample (vLLM's name).
   bool include_stop_str_in_output = false;
+  // (1.6) Structured output; nil = free text.
+  std::optional<StructuredOutput> structured;
   MSGPACK_DEFINE_MAP(max_tokens, min_tokens, temperature, top_p, top_k, seed, n, stop,
                      stop_token_ids, ignore_eos, logprobs, top_logprobs, skip_special_tokens,
                      repetition_penalty, frequency_penalty, presence_penalty, min_p, logit_bias,
                      allowed_token_ids, bad_words, bad_words_token_ids, truncate_prompt_tokens,
-                     include_stop_str_in_output);
+                     include_stop_str_in_output, structured);
+};
+
+// (1.6) A function call an assistant message made (OpenAI's `tool_calls[i]`, type "function").
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text, as OpenAI carries it
+  MSGPACK_DEFINE_MAP(id, name, arguments);
 };
 
 struct ChatMessage {
   std::string role;
   std::string content;
-  MSGPACK_DEFINE_MAP(role, content);
+  // (1.6) Tool use in the history, rendered by the chat template: an assistant's calls, and on a
+  // "tool" message the id of the call it answers; `name` is OpenAI's optional participant or
+  // function name.
+  std::vector<ToolCall> tool_calls;
+  std::string tool_call_id;
+  std::string name;
+  MSGPACK_DEFINE_MAP(role, content, tool_calls, tool_call_id, name);
 };
 
 // gateway -> tokenizer. Exactly one of prompt / prompt_ids / messages carries the input.
@@ -133,9 +167,12 @@ struct GenerateRequest {
   // (1.5) A client's API key, checked by the client endpoint when the gateway requires keys; the
   // gateway clears it before the request goes on into the pipeline.
   std::string api_key;
+  // (1.6) The request's `tools` (a JSON array of OpenAI tool definitions, as sent), given to the
+  // chat template as `tools`; "" = none.
+  std::string tools;
   MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
                      add_generation_prompt, enable_thinking, sampling, priority, arrival_ns, tenant,
-                     predicted_output_tokens, add_special_tokens, api_key);
+                     predicted_output_tokens, add_special_tokens, api_key, tools);
 };
 
 // tokenizer -> scheduler.
@@ -313,8 +350,12 @@ struct SamplingRules {
   std::vector<int32_t> min_tokens_stop_ids;     // eos (unless ignore_eos) and stop_token_ids
   std::vector<int32_t> prompt_ids;              // for repetition_penalty; empty when it is off
   std::vector<int32_t> output_ids;              // tokens the sequence generated before
+  // (1.6) The request's structured output: the executor masks the tokens that leave the grammar
+  // (its matcher replays output_ids first, after a recompute).
+  std::optional<StructuredOutput> structured;
   MSGPACK_DEFINE_MAP(repetition_penalty, frequency_penalty, presence_penalty, min_p, logit_bias,
-                     allowed_token_ids, bad_words, min_tokens, min_tokens_stop_ids, prompt_ids, output_ids);
+                     allowed_token_ids, bad_words, min_tokens, min_tokens_stop_ids, prompt_ids, output_ids,
+                     structured);
 };
 
 // One sequence's share of a step: `token_ids` are the new tokens it contributes (a prefill chunk,
@@ -434,3 +475,5 @@ struct Stats {
 };
 
 }  // namespace zinfer::protocol
+
+MSGPACK_ADD_ENUM(zinfer::protocol::StructuredKind);

@@ -31,6 +31,7 @@ SamplingParams sample_params() {
   s.bad_words_token_ids = {{9}, {10, 11}};
   s.truncate_prompt_tokens = -1;
   s.include_stop_str_in_output = true;
+  s.structured = StructuredOutput{StructuredKind::kChoice, "", {"yes", "no \xe4\xb8\x96"}};
   return s;
 }
 
@@ -62,6 +63,12 @@ void expect_same(const SamplingParams& a, const SamplingParams& b) {
   EXPECT_EQ(a.bad_words_token_ids, b.bad_words_token_ids);
   EXPECT_EQ(a.truncate_prompt_tokens, b.truncate_prompt_tokens);
   EXPECT_EQ(a.include_stop_str_in_output, b.include_stop_str_in_output);
+  ASSERT_EQ(a.structured.has_value(), b.structured.has_value());
+  if (a.structured) {
+    EXPECT_EQ(a.structured->kind, b.structured->kind);
+    EXPECT_EQ(a.structured->text, b.structured->text);
+    EXPECT_EQ(a.structured->choices, b.structured->choices);
+  }
 }
 
 template <class T>
@@ -82,6 +89,17 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   m.prompt = "Hello, 世界 \x01";
   m.prompt_ids = {1, 2, 3, 2147483647};
   m.messages = {{"system", "be brief"}, {"user", "hi\n"}};
+  ChatMessage call;
+  call.role = "assistant";
+  call.tool_calls = {{"call_1", "get_weather", "{\"city\": \"Paris\"}"}, {"call_2", "f", "{}"}};
+  ChatMessage answer;
+  answer.role = "tool";
+  answer.content = "20C";
+  answer.tool_call_id = "call_1";
+  answer.name = "get_weather";
+  m.messages.push_back(call);
+  m.messages.push_back(answer);
+  m.tools = R"([{"type":"function","function":{"name":"get_weather","parameters":{}}}])";
   m.is_chat = true;
   m.add_generation_prompt = false;
   m.enable_thinking = false;
@@ -97,9 +115,17 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   EXPECT_EQ(r.model, m.model);
   EXPECT_EQ(r.prompt, m.prompt);
   EXPECT_EQ(r.prompt_ids, m.prompt_ids);
-  ASSERT_EQ(r.messages.size(), 2u);
+  ASSERT_EQ(r.messages.size(), 4u);
   EXPECT_EQ(r.messages[1].role, "user");
   EXPECT_EQ(r.messages[1].content, "hi\n");
+  ASSERT_EQ(r.messages[2].tool_calls.size(), 2u);
+  EXPECT_EQ(r.messages[2].tool_calls[0].id, "call_1");
+  EXPECT_EQ(r.messages[2].tool_calls[0].name, "get_weather");
+  EXPECT_EQ(r.messages[2].tool_calls[0].arguments, call.tool_calls[0].arguments);
+  EXPECT_EQ(r.messages[2].tool_calls[1].name, "f");
+  EXPECT_EQ(r.messages[3].tool_call_id, "call_1");
+  EXPECT_EQ(r.messages[3].name, "get_weather");
+  EXPECT_EQ(r.tools, m.tools);
   EXPECT_TRUE(r.is_chat);
   EXPECT_FALSE(r.add_generation_prompt);
   EXPECT_FALSE(r.enable_thinking);
@@ -307,6 +333,7 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   w.rules->min_tokens_stop_ids = {2};
   w.rules->prompt_ids = {1, 2, 3, 3};
   w.rules->output_ids = {6};
+  w.rules->structured = StructuredOutput{StructuredKind::kJsonSchema, R"({"type":"integer"})", {}};
   SeqWork d;
   d.seq_id = 6;
   d.use_last_sampled = true;
@@ -345,6 +372,9 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   EXPECT_EQ(r.seqs[0].rules->min_tokens_stop_ids, w.rules->min_tokens_stop_ids);
   EXPECT_EQ(r.seqs[0].rules->prompt_ids, w.rules->prompt_ids);
   EXPECT_EQ(r.seqs[0].rules->output_ids, w.rules->output_ids);
+  ASSERT_TRUE(r.seqs[0].rules->structured.has_value());
+  EXPECT_EQ(r.seqs[0].rules->structured->kind, StructuredKind::kJsonSchema);
+  EXPECT_EQ(r.seqs[0].rules->structured->text, w.rules->structured->text);
   EXPECT_FALSE(r.seqs[1].rules.has_value());
   EXPECT_TRUE(r.seqs[1].use_last_sampled);
   EXPECT_EQ(r.seqs[1].num_tokens, 1);
