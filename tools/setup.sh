@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what zinfer needs on Debian 12 (apt-get; only what is missing), fetches the real
-# tokenizers of the tests (npm), builds everything (the CUDA backend too when nvcc is present,
+# tokenizers of the tests (npm) and the OpenAI Node SDK the API tests use, builds everything (the CUDA backend too when nvcc is present,
 # compiled for sm_90a), and makes the small default model in models/default.
 #   tools/setup.sh            # build into build/
 #   BUILD_DIR=... JOBS=... tools/setup.sh
@@ -30,6 +30,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 tools/fetch-tokenizers.sh
+# The OpenAI Node SDK for the API tests (tests/node; versions pinned by its package-lock.json).
+if [ ! -d tests/node/node_modules/openai ]; then
+  npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+fi
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$build" -j "$jobs"
