@@ -61,7 +61,8 @@ void check_jinja2_reference(const std::filesystem::path& config_dir, const std::
       << "missing " << ref << ": run python3 tools/fixtures/make_chat_refs.py --jinja2 " << config_dir.string()
       << " tests/data/chat_template/jinja2_ref";
   const auto config = TokenizerChatConfig::load(config_dir.string());
-  EXPECT_EQ(compare_with_reference(config, ref), 96u);
+  // Every conversation, in its 6 variants (add_generation_prompt x enable_thinking).
+  EXPECT_EQ(compare_with_reference(config, ref), 6 * conversations_by_name().size());
 }
 
 TEST(Jinja2Reference, Llama3) {
@@ -94,7 +95,10 @@ void check_transformers_reference(const std::string& model) {
       << "tests/data/tokenizers/" << model << " OUTDIR\nand copy OUTDIR/" << model
       << ".jsonl to tests/data/chat_template/ref/";
   const auto config = TokenizerChatConfig::load(testing::tokenizer_dir(model).string());
-  EXPECT_EQ(compare_with_reference(config, ref), 96u);
+  // The rows the file has: they are made on a machine with transformers, so conversations added
+  // since (rendered by jinja2_ref/ already) wait for the next run there. The first 16
+  // conversations' 96 rows must be there.
+  EXPECT_GE(compare_with_reference(config, ref), 96u);
 }
 
 TEST(TransformersReference, Llama3) { check_transformers_reference("llama3"); }
