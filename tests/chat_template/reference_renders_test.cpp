@@ -1,5 +1,5 @@
-// Real chat templates (Llama-3 and Qwen3 from their tokenizer_config.json, and three templates of
-// other well-known styles in tests/data/chat_template/templates) render every conversation of
+// Real chat templates (Llama-3 and Qwen3 from their tokenizer_config.json, and four templates of
+// other well-known styles in tests/data/chat_template/templates, llama31_style with tools) render every conversation of
 // conversations.json exactly as the references do:
 //   jinja2_ref/: plain Jinja2 in transformers' configuration (make_chat_refs.py --jinja2), and
 //   ref/:        transformers' apply_chat_template itself (make_chat_refs.py, run where
@@ -81,6 +81,10 @@ TEST(Jinja2Reference, MistralStyle) {
 
 TEST(Jinja2Reference, ZephyrStyle) {
   check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/zephyr_style"), "zephyr_style");
+}
+
+TEST(Jinja2Reference, Llama31StyleTools) {
+  check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/llama31_style"), "llama31_style");
 }
 
 TEST(Jinja2Reference, ChatmlKitchenSink) {

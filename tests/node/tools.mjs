@@ -12,9 +12,9 @@ import Ajv from "ajv";
 import { check, checkEqual, client, expectError, model, run } from "./common.mjs";
 
 const source = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
-const modelDir = process.env.ZINFER_MODEL_DIR;
-const template = JSON.parse(fs.readFileSync(path.join(modelDir, "tokenizer_config.json"), "utf8")).chat_template;
-const family = template.includes("<|im_start|>") ? "qwen3" : "llama3";
+const conversations = JSON.parse(fs.readFileSync(path.join(source, "tests/data/chat_template/conversations.json"), "utf8"));
+const references = (name) => fs.readFileSync(path.join(source, `tests/data/chat_template/jinja2_ref/${name}.jsonl`), "utf8")
+  .split("\n").filter((l) => l).map((l) => JSON.parse(l));
 
 const tools = [
   {
@@ -126,14 +126,31 @@ async function streamed(request) {
   return [...choices.values()].sort((a, b) => a.index - b.index);
 }
 
-async function tokenCount(text) {
+async function tokenize(body) {
   const r = await fetch(`http://127.0.0.1:${process.env.ZINFER_PORT}/tokenize`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${process.env.ZINFER_API_KEY}` },
-    body: JSON.stringify({ model, prompt: text, add_special_tokens: false }),
+    body: JSON.stringify({ model, ...body }),
   });
   checkEqual(r.status, 200, "/tokenize");
-  return (await r.json()).count;
+  return (await r.json()).tokens;
+}
+
+// Which reference set the served template is: the one whose render of a plain conversation gives
+// the prompt the server makes of it.
+async function servedTemplate() {
+  const conv = conversations.find((c) => c.name === "multi_turn");
+  const served = await tokenize({ messages: conv.messages, add_generation_prompt: true });
+  for (const name of ["qwen3", "llama3", "llama31_style"]) {
+    const ref = references(name).find((r) => r.conversation === "multi_turn" && r.add_generation_prompt && r.enable_thinking === null);
+    const ids = await tokenize({ prompt: ref.text, add_special_tokens: false });
+    if (JSON.stringify(ids) === JSON.stringify(served)) return name;
+  }
+  throw new Error("the served chat template is none of qwen3, llama3, llama31_style");
+}
+
+async function tokenCount(text) {
+  return (await tokenize({ prompt: text, add_special_tokens: false })).length;
 }
 
 await run({
@@ -167,9 +184,9 @@ await run({
     }
   },
   async historyWithCallsAndResultsRendersAsTheReference() {
-    const conversations = JSON.parse(fs.readFileSync(path.join(source, "tests/data/chat_template/conversations.json"), "utf8"));
-    const refs = fs.readFileSync(path.join(source, `tests/data/chat_template/jinja2_ref/${family}.jsonl`), "utf8")
-      .split("\n").filter((l) => l).map((l) => JSON.parse(l));
+    const family = await servedTemplate();
+    console.log(`     served template: ${family}`);
+    const refs = references(family);
     for (const name of ["tool_parallel_calls", "tool_result_then_new_question", "tool_nested_unicode_arguments"]) {
       const conv = conversations.find((c) => c.name === name);
       const ref = refs.find((r) => r.conversation === name && r.add_generation_prompt && r.enable_thinking === null);

@@ -42,16 +42,19 @@ std::vector<protocol::ChatMessage> wire_messages(const ordered_json& messages) {
   return out;
 }
 
-void check_model(const std::string& model) {
+// `model`'s tokenizer with the chat template of `template_dir` (default: the model's own), against
+// the references named `reference`.
+void check_model(const std::string& model, const std::string& template_dir = "", std::string reference = "") {
   const std::string dir = source("tests/data/tokenizers/" + model);
   ASSERT_TRUE(std::filesystem::exists(dir + "/tokenizer.json")) << "run tools/fetch-tokenizers.sh";
   TokenizerResources res;
   res.tokenizer = tok::Tokenizer::from_file(dir + "/tokenizer.json");
-  res.chat = chat::TokenizerChatConfig::load(dir);
+  res.chat = chat::TokenizerChatConfig::load(template_dir.empty() ? dir : source(template_dir));
+  if (reference.empty()) reference = model;
 
   std::map<std::string, ordered_json> conversations;
   for (const auto& c : read_json(source("tests/data/chat_template/conversations.json"))) conversations[c["name"]] = c;
-  std::ifstream ref(source("tests/data/chat_template/jinja2_ref/" + model + ".jsonl"));
+  std::ifstream ref(source("tests/data/chat_template/jinja2_ref/" + reference + ".jsonl"));
   std::string line;
   size_t checked = 0;
   while (std::getline(ref, line)) {
@@ -70,6 +73,9 @@ void check_model(const std::string& model) {
 
 TEST(ToolTemplate, Qwen3RendersToolHistoriesAsTransformersDoes) { check_model("qwen3"); }
 TEST(ToolTemplate, Llama3RendersToolHistoriesAsTransformersDoes) { check_model("llama3"); }
+TEST(ToolTemplate, Llama31StyleRendersToolsAndCallsAsJinja2Does) {
+  check_model("llama3", "tests/data/chat_template/templates/llama31_style", "llama31_style");
+}
 
 TEST(ToolTemplate, CallsReachTheTemplateInTransformersShape) {
   protocol::ChatMessage assistant;
