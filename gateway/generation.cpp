@@ -10,7 +10,11 @@ Generation::Generation(OpenAiRequest request, uint64_t request_id, Metrics& metr
       meta_(make_response_meta(req_, request_id)),
       choices_(static_cast<size_t>(std::max(1, req_.request.sampling.n))),
       timer_(metrics, req_.request.sampling.n),
-      token_(std::move(token)) {}
+      token_(std::move(token)) {
+  if (req_.tools.parser) {
+    for (size_t i = 0; i < choices_.size(); ++i) tool_streams_.emplace_back(*req_.tools.parser, req_.tools.max_calls());
+  }
+}
 
 Generation::Reaction Generation::on_event(const EngineEvent& event) {
   if (over_) return {};
@@ -40,7 +44,19 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
   size_t offset = choice.text.size();
   choice.add(d);
   timer_.on_delta(d);
-  if (choice.finished()) ++finished_count_;
+  ToolCallStream* tools = tool_streams_.empty() ? nullptr : &tool_streams_[d.index];
+  std::vector<nlohmann::json> tool_deltas;
+  if (tools && req_.stream) tool_deltas = tools->feed(d.text);
+  if (choice.finished()) {
+    ++finished_count_;
+    if (tools) {
+      if (!req_.stream) tools->feed(choice.text);  // read once, whole
+      for (auto& delta : tools->finish()) tool_deltas.push_back(std::move(delta));
+      choice.tool_content = tools->content();
+      choice.tool_calls = tools->tool_calls();
+      if (tools->called()) choice.finish_reason = "tool_calls";
+    }
+  }
   bool all_done = finished_count_ == choices_.size();
 
   Reaction r;
@@ -63,7 +79,17 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
       for (size_t i = 0; i < choices_.size(); ++i) r.data += sse_event(role_chunk(meta_, static_cast<int>(i), req_.include_usage));
     }
   }
-  if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
+  if (tools) {
+    // Tool deltas replace the text; the last chunk of this delta carries its tokens and finish.
+    if (tool_deltas.empty() && (!d.token_ids.empty() || !d.finish_reason.empty())) {
+      tool_deltas.push_back(nlohmann::json::object());
+    }
+    const std::string finish = choice.finished() ? choice.finish_reason : std::string();
+    for (size_t k = 0; k < tool_deltas.size(); ++k) {
+      r.data += sse_event(chat_chunk(meta_, d, std::move(tool_deltas[k]), k + 1 == tool_deltas.size(), finish,
+                                     req_.include_usage));
+    }
+  } else if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
     r.data += sse_event(delta_chunk(meta_, d, offset, req_.include_usage));
   }
   if (all_done) {

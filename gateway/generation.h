@@ -12,6 +12,7 @@
 #include "gateway/metrics.h"
 #include "gateway/openai_request.h"
 #include "gateway/openai_response.h"
+#include "gateway/tool_stream.h"
 
 namespace zinfer::gateway {
 
@@ -50,6 +51,7 @@ class Generation {
   uint64_t id_;
   ResponseMeta meta_;
   std::vector<ChoiceAccumulator> choices_;
+  std::vector<ToolCallStream> tool_streams_;  // one per choice when the output is read for tool calls
   size_t finished_count_ = 0;
   bool stream_started_ = false;
   bool over_ = false;

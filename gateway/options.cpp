@@ -1,6 +1,7 @@
 #include "gateway/options.h"
 
 #include "gateway/api_keys.h"
+#include "gateway/tool_parsers/tool_parser.h"
 
 namespace zinfer::gateway {
 
@@ -19,6 +20,14 @@ std::string api_keys_rule(const settings::Value& v) {
     if (auto problem = api_key_problem(keys[i]); !problem.empty()) return "entry " + std::to_string(i + 1) + " " + problem;
   }
   return "";
+}
+
+std::string tool_parser_rule(const settings::Value& v) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty() || tools::find_tool_parser(name)) return "";
+  std::string names;
+  for (const auto& n : tools::tool_parser_names()) names += (names.empty() ? "" : ", ") + n;
+  return "unknown tool call parser '" + name + "' (known: " + names + ")";
 }
 
 }  // namespace
@@ -66,6 +75,11 @@ const settings::Settings<GatewayOptions>& server_settings() {
       }(),
       settings::integer<O>("server", "shutdown_grace_s", &O::shutdown_grace_s, 0, 3600,
                            "on SIGTERM: seconds requests in flight may take to finish before they end with an error"),
+      settings::text<O>("server", "tool_call_parser", [](O& o) -> auto& { return o.http.tool_call_parser; }, {},
+                        "the parser of tool calls for tool_choice \"auto\": hermes | llama3_json | mistral; \"\" = none",
+                        tool_parser_rule),
+      settings::flag<O>("server", "enable_auto_tool_choice", [](O& o) -> auto& { return o.http.enable_auto_tool_choice; },
+                        "serve tool_choice \"auto\" (needs tool_call_parser)"),
   };
   return s;
 }
