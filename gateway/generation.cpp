@@ -1,6 +1,7 @@
 #include "gateway/generation.h"
 
 #include "gateway/api_error.h"
+#include "gateway/reasoning/reasoning_response.h"
 
 namespace zinfer::gateway {
 
@@ -10,7 +11,40 @@ Generation::Generation(OpenAiRequest request, uint64_t request_id, Metrics& metr
       meta_(make_response_meta(req_, request_id)),
       choices_(static_cast<size_t>(std::max(1, req_.request.sampling.n))),
       timer_(metrics, req_.request.sampling.n),
-      token_(std::move(token)) {}
+      token_(std::move(token)) {
+  const auto& mode = req_.reasoning;
+  if (mode.active() && req_.stream) {
+    reasoning_.assign(choices_.size(), reasoning::ReasoningStream(*mode.parser, mode.starts_inside));
+  }
+}
+
+nlohmann::json Generation::response_body() const {
+  nlohmann::json body = full_response(meta_, choices_, usage());
+  const auto& mode = req_.reasoning;
+  if (mode.active()) {
+    for (size_t i = 0; i < choices_.size(); ++i) {
+      reasoning::put_reasoning_message(body["choices"][i]["message"],
+                                       reasoning::split_reasoning(*mode.parser, mode.starts_inside, choices_[i].text),
+                                       mode.include);
+    }
+  }
+  return body;
+}
+
+nlohmann::json Generation::stream_chunk(const protocol::TextDelta& d, size_t text_offset) {
+  nlohmann::json chunk = delta_chunk(meta_, d, text_offset, req_.include_usage);
+  if (!reasoning_.empty()) {
+    auto& stream = reasoning_[d.index];
+    reasoning::ReasoningParts parts = stream.push(d.text);
+    if (!d.finish_reason.empty()) {
+      reasoning::ReasoningParts tail = stream.finish();
+      parts.reasoning += tail.reasoning;
+      parts.content += tail.content;
+    }
+    reasoning::put_reasoning_delta(chunk["choices"][0]["delta"], parts, req_.reasoning.include);
+  }
+  return chunk;
+}
 
 Generation::Reaction Generation::on_event(const EngineEvent& event) {
   if (over_) return {};
@@ -52,7 +86,7 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
   if (!req_.stream) {
     if (all_done) {
       r.kind = Reaction::Kind::kBody;
-      r.data = full_response(meta_, choices_, usage()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      r.data = response_body().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     return r;
   }
@@ -64,7 +98,7 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
     }
   }
   if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
-    r.data += sse_event(delta_chunk(meta_, d, offset, req_.include_usage));
+    r.data += sse_event(stream_chunk(d, offset));
   }
   if (all_done) {
     if (req_.include_usage) r.data += sse_event(usage_chunk(meta_, usage()));

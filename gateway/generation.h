@@ -12,6 +12,7 @@
 #include "gateway/metrics.h"
 #include "gateway/openai_request.h"
 #include "gateway/openai_response.h"
+#include "gateway/reasoning/reasoning_split.h"
 
 namespace zinfer::gateway {
 
@@ -44,12 +45,15 @@ class Generation {
  private:
   Reaction on_delta(const protocol::TextDelta& delta);
   Reaction on_error(int status, const nlohmann::json& error);
+  nlohmann::json response_body() const;
+  nlohmann::json stream_chunk(const protocol::TextDelta& delta, size_t text_offset);
   Usage usage() const;
 
   OpenAiRequest req_;
   uint64_t id_;
   ResponseMeta meta_;
   std::vector<ChoiceAccumulator> choices_;
+  std::vector<reasoning::ReasoningStream> reasoning_;  // per choice, streams with a reasoning parser
   size_t finished_count_ = 0;
   bool stream_started_ = false;
   bool over_ = false;
