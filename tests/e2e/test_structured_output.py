@@ -21,8 +21,9 @@ The model's logits are small and random: within what the grammar allows it picks
 uniformly among 150k tokens, so a free string would rarely close. Each request therefore biases
 the few tokens that close a string, an array or an object (logit_bias; a bias changes nothing
 where the grammar masks the token), and the regex requests bias end-of-sequence, which the
-grammar allows only where the regex accepts. What the outputs are is still the grammar's doing:
-every token is sampled among those the mask leaves."""
+grammar allows only where the regex accepts. For the same reason the patterns are anchored and
+the regexes bound a repetition that a required character follows. What the outputs are is still
+the grammar's doing: every token is sampled among those the mask leaves."""
 
 import concurrent.futures
 import datetime
@@ -98,8 +99,10 @@ def validate(schema, text, what):
 
 WORDS = ["id", "name", "title", "count", "price", "tags", "owner", "status", "items", "score", "kind", "level",
          "color", "size", "note", "when", "where", "enabled", "ratio", "code"]
+# Anchored: an unanchored pattern is a search, and a model picking tokens at random would take
+# thousands of steps to write its match somewhere in the string.
 PATTERNS = ["^[A-Z]{3}-\\d{3}$", "^[a-z]+$", "^(red|green|blue)$", "^\\d{2}:\\d{2}$", "^[A-Z][a-z]{1,6}$",
-            "^v\\d+\\.\\d+$", "^#[0-9a-f]{6}$", "ab+c", "^[a-z]{2}_[A-Z]{2}$", "^(\\+|-)?\\d{1,4}$"]
+            "^v\\d+\\.\\d+$", "^#[0-9a-f]{6}$", "^ab+c$", "^[a-z]{2}_[A-Z]{2}$", "^(\\+|-)?\\d{1,4}$"]
 FORMAT_NAMES = ["date", "time", "date-time", "uuid", "email", "ipv4"]
 
 # The keyword families; schema i focuses on FAMILIES[i % len]. Their number is odd, so that with
@@ -262,7 +265,8 @@ def token_ids(model_dir, texts):
 class Client:
     def __init__(self, server, model_dir):
         self.port = server.port
-        closing = {t: 8 for t in token_ids(model_dir, ['"', '"}', '"]', '",'])}
+        # '"' ends a string; '@' and '.' are what an email's parts wait for (format email).
+        closing = {t: 10 for t in token_ids(model_dir, ['"', '"}', '"]', '",', "@", "."])}
         closing.update({t: 4 for t in token_ids(model_dir, ["}", "]", "},", "],"])})
         self.json_bias = {str(t): b for t, b in closing.items()}
         self.eos_bias = {str(EOS): 8}
@@ -339,8 +343,8 @@ def check_schemas(client, source_dir):
 
 
 REGEXES = [
-    r"\d{3}-\d{4}", r"[A-Z]{2}\d{2}", r"(cat|dog|bird)s?", r"[a-f0-9]{8}", r"\d+", r"[a-z]+@[a-z]+\.com",
-    r"(yes|no)", r"0x[0-9A-F]{2,4}", r"[A-Z][a-z]+ [A-Z][a-z]+", r"\d{4}-\d{2}-\d{2}", r"v\d+\.\d+\.\d+",
+    r"\d{3}-\d{4}", r"[A-Z]{2}\d{2}", r"(cat|dog|bird)s?", r"[a-f0-9]{8}", r"\d+", r"[a-z]{1,8}@[a-z]{1,8}\.com",
+    r"(yes|no)", r"0x[0-9A-F]{2,4}", r"[A-Z][a-z]{1,6} [A-Z][a-z]{1,6}", r"\d{4}-\d{2}-\d{2}", r"v\d+\.\d+\.\d+",
     r"(ab|cd)*e", r"a{2,5}b?", r"[^\n\"]{3,10}", r"\(\d{3}\) \d{3}-\d{4}", r"#[0-9a-fA-F]{6}", r"[01]{8}",
     r"(\+|-)?\d{1,3}(\.\d{1,2})?", r"[A-Za-z_][A-Za-z0-9_]{0,10}", r"true|false|null", r"\w{4}", r"\s?x\s?",
     r"(GET|POST|PUT) /[a-z]{1,8}", r"[aeiou]{3}", r"ID-\d{5}", r"(\d{1,3}\.){3}\d{1,3}", r"[A-Z]{3}/[A-Z]{3}",

@@ -16,7 +16,7 @@ import { check, checkEqual, client, expectError, model, run } from "./common.mjs
 
 const vocab = JSON.parse(readFileSync(path.join(process.env.ZINFER_MODEL_DIR, "tokenizer.json"), "utf8")).model.vocab;
 const bias = {};
-for (const t of ['"', '"}', '"]', '",']) if (t in vocab) bias[vocab[t]] = 8;
+for (const t of ['"', '"}', '"]', '",']) if (t in vocab) bias[vocab[t]] = 10;
 for (const t of ["}", "]", "},", "],"]) if (t in vocab) bias[vocab[t]] = 4;
 
 const ajv = new Ajv2020({ strict: true, allErrors: true });
