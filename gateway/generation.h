@@ -12,6 +12,7 @@
 #include "gateway/metrics.h"
 #include "gateway/openai_request.h"
 #include "gateway/openai_response.h"
+#include "gateway/reasoning/reasoning_split.h"
 #include "gateway/tool_stream.h"
 
 namespace zinfer::gateway {
@@ -45,12 +46,17 @@ class Generation {
  private:
   Reaction on_delta(const protocol::TextDelta& delta);
   Reaction on_error(int status, const nlohmann::json& error);
+  nlohmann::json response_body() const;
+  // A stream delta's text with a reasoning parser: the reasoning part and the content part (the
+  // latter is what a tool parser reads); without one, all content.
+  reasoning::ReasoningParts split_delta(const protocol::TextDelta& delta);
   Usage usage() const;
 
   OpenAiRequest req_;
   uint64_t id_;
   ResponseMeta meta_;
   std::vector<ChoiceAccumulator> choices_;
+  std::vector<reasoning::ReasoningStream> reasoning_;  // per choice, streams with a reasoning parser
   std::vector<ToolCallStream> tool_streams_;  // one per choice when the output is read for tool calls
   size_t finished_count_ = 0;
   bool stream_started_ = false;

@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/api_error.h"
+#include "gateway/grammar_check.h"
+#include "gateway/reasoning/reasoning_request.h"
 #include "gateway/request_fields.h"
+#include "gateway/structured_request.h"
 
 namespace zinfer::gateway {
 namespace {
@@ -411,6 +414,7 @@ void validate_generate_request(const protocol::GenerateRequest& req, int max_mod
       throw invalid_param("tools", "'tools' must be the JSON text of an array of tools");
     }
   }
+  if (req.sampling.structured) shared_grammar_check().check(*req.sampling.structured, "sampling.structured");
   if (req.predicted_output_tokens < 0) {
     throw invalid_param("predicted_output_tokens", "'predicted_output_tokens' must be a positive integer (or 0 for none)");
   }
@@ -439,7 +443,10 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
     parse_messages(body, req);
   }
   parse_sampling(kind, body, out, options);
+  // The constraint fields first: a forced tool call adds its own, and refuses a second one.
+  req.sampling.structured = parse_structured_output(body, body_text);
   if (kind == ApiKind::kChat) out.tools = parse_tool_request(body, body_text, options, req);
+  out.reasoning = reasoning::parse_reasoning(kind == ApiKind::kChat, body, options.reasoning_parser, req);
   if (const json* v = field(body, "add_special_tokens")) req.add_special_tokens = get_bool(*v, "add_special_tokens") ? 1 : 0;
   if (const json* v = field(body, "request_id")) {
     out.client_request_id = get_string(*v, "request_id");

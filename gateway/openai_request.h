@@ -10,6 +10,7 @@
 
 #include "gateway/options.h"
 #include "gateway/tool_request.h"
+#include "gateway/reasoning/reasoning_parser.h"
 #include "protocol/messages.h"
 
 namespace zinfer::gateway {
@@ -25,6 +26,7 @@ struct OpenAiRequest {
   bool return_token_ids = false;  // zinfer extension: each choice also lists its token ids
   std::string client_request_id;  // vLLM's request_id: the response's id is built from it
   ToolRequest tools;              // chat: tools, tool_choice, parallel_tool_calls
+  reasoning::ReasoningMode reasoning;  // chat with [server] reasoning_parser: reasoning_content
 };
 
 // Throws ApiError (400 for bad JSON, types and values, 404 for a model other than the served one).

@@ -2,6 +2,7 @@
 
 #include "gateway/api_keys.h"
 #include "gateway/tool_parsers/tool_parser.h"
+#include "gateway/reasoning/reasoning_parser.h"
 
 namespace zinfer::gateway {
 
@@ -28,6 +29,12 @@ std::string tool_parser_rule(const settings::Value& v) {
   std::string names;
   for (const auto& n : tools::tool_parser_names()) names += (names.empty() ? "" : ", ") + n;
   return "unknown tool call parser '" + name + "' (known: " + names + ")";
+}
+
+std::string reasoning_parser_rule(const settings::Value& v) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty() || reasoning::find_reasoning_parser(name)) return "";
+  return "unknown reasoning parser '" + name + "' (known: " + reasoning::reasoning_parser_names() + "; \"\" = none)";
 }
 
 }  // namespace
@@ -60,6 +67,9 @@ const settings::Settings<GatewayOptions>& server_settings() {
       settings::text<O>("server", "generation_config", [](O& o) -> auto& { return o.http.generation_config; }, {},
                         "sampling defaults for fields a request leaves out: auto (the model's "
                         "generation_config.json), vllm (none) or a folder holding a generation_config.json"),
+      settings::text<O>("server", "reasoning_parser", [](O& o) -> auto& { return o.http.reasoning_parser; }, {},
+                        "chat outputs split into reasoning_content and content: \"\" (none), qwen3 or deepseek_r1",
+                        reasoning_parser_rule),
       settings::integer<O>("server", "io_threads", [](O& o) -> auto& { return o.http.io_threads; }, 1, 64,
                            "HTTP I/O threads (connections are async: not one thread each)"),
       settings::integer<O>("server", "max_inflight", [](O& o) -> auto& { return o.http.max_in_flight; }, 1, 1 << 20,

@@ -36,6 +36,9 @@ struct HttpOptions {
   // generation_config.json), "vllm" (none: OpenAI's defaults) or a folder holding one.
   std::string generation_config = "auto";
   SamplingDefaults sampling_defaults;  // read from generation_config by whoever starts the gateway
+  // [server] reasoning_parser: "" (none), "qwen3" or "deepseek_r1" (gateway/reasoning/): chat
+  // outputs split into reasoning_content and content; structured output applies after the reasoning.
+  std::string reasoning_parser;
   int io_threads = 2;                // [server] all connections share these threads
   std::size_t max_body_bytes = 8 << 20;  // [server] larger request bodies get 413
   int max_in_flight = 4096;          // [server] max_inflight: requests accepted but unfinished; more get 429
@@ -78,8 +81,8 @@ struct GatewayOptions {
 };
 
 // [server]: host, port, zmq_endpoint, served_model_name, served_model_aliases, io_threads,
-// max_inflight, max_body_bytes, max_logprobs, log_requests, generation_config, api_keys,
-// shutdown_grace_s, tool_call_parser, enable_auto_tool_choice.
+// max_inflight, max_body_bytes, max_logprobs, log_requests, generation_config, reasoning_parser,
+// api_keys, shutdown_grace_s, tool_call_parser, enable_auto_tool_choice.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

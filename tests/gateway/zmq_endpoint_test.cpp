@@ -146,6 +146,33 @@ TEST_F(ZmqEndpointTest, InvalidRequestsGetErrorRepliesWithTheirId) {
   EXPECT_EQ(engine_->submitted().size(), 1u);  // only the last one reached the engine
 }
 
+// A structured output that does not compile is refused before the engine sees the request, naming
+// the field and the construct; one that compiles reaches the engine as sent.
+TEST_F(ZmqEndpointTest, StructuredOutputThatDoesNotCompileIsAnErrorReply) {
+  ZmqClient c(ctx_, endpoint_->endpoint());
+  auto bad = request(5, "x", 2);
+  bad.sampling.structured = protocol::StructuredOutput{};
+  bad.sampling.structured->kind = protocol::StructuredKind::kRegex;
+  bad.sampling.structured->text = "a\\bc";
+  c.send(bad);
+  auto e = expect_error_reply(c);
+  EXPECT_EQ(e.request_id, 5u);
+  EXPECT_EQ(e.code, 400);
+  EXPECT_NE(e.message.find("sampling.structured"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("word boundary"), std::string::npos) << e.message;
+
+  auto good = request(6, "x", 2);
+  good.sampling.structured = protocol::StructuredOutput{};
+  good.sampling.structured->kind = protocol::StructuredKind::kChoice;
+  good.sampling.structured->choices = {"yes", "no"};
+  c.send(good);
+  ASSERT_TRUE(engine_->wait_submitted(1, std::chrono::seconds(5)));
+  const auto sent = engine_->submitted();
+  ASSERT_EQ(sent.size(), 1u);
+  ASSERT_TRUE(sent[0].sampling.structured);
+  EXPECT_EQ(sent[0].sampling.structured->choices, (std::vector<std::string>{"yes", "no"}));
+}
+
 TEST_F(ZmqEndpointTest, DuplicateIdInFlightIsRefused) {
   ZmqClient c(ctx_, endpoint_->endpoint());
   c.send(request(5, "HANG", 1));

@@ -19,7 +19,7 @@ ALLOWED = [
     ("settings/", []),
     ("protocol/", ["protocol/"]),
     ("runtime/", ["runtime/", "protocol/", "settings/"]),
-    ("gateway/", ["gateway/", "runtime/", "protocol/", "settings/"]),
+    ("gateway/", ["gateway/", "actors/grammar/", "runtime/", "protocol/", "settings/"]),
     ("gpu/", ["gpu/", "settings/"]),
     ("actors/text/", ["actors/text/"]),
     ("actors/tokenizer/", ["actors/tokenizer/", "actors/text/"]),

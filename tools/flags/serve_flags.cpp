@@ -17,6 +17,7 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add(cmd, "server.max_logprobs", "--max-logprobs");
   flags_.add_switch(cmd, "server.log_requests", "--enable-log-requests", "--disable-log-requests");
   flags_.add(cmd, "server.generation_config", "--generation-config");
+  flags_.add(cmd, "server.reasoning_parser", "--reasoning-parser");
   flags_.add(cmd, "model.device", "--device");
   flags_.add(cmd, "model.dtype", "--dtype");
   flags_.add(cmd, "model.max_model_len", "--max-model-len");
