@@ -59,7 +59,7 @@ class InFlightLimiter {
 // Gateway-unique request ids shared by the HTTP server and the ZeroMQ endpoint (0 is never used:
 // it means "unknown request" in ErrorReply). They start at the wall clock's milliseconds times
 // 2^20, so that a gateway restarted under `zinfer launch` never reuses the id of a request its
-// predecessor left in the pipeline (docs/architecture.md, I37).
+// predecessor left in the pipeline (docs/architecture.md, I38).
 class RequestIds {
  public:
   uint64_t next() { return next_.fetch_add(1); }

@@ -4,7 +4,7 @@
 // end ("$TERM" on the pipe, plus a flag that long handlers may poll) and joins. The destructor
 // terms. The body owns every socket it creates; nothing else touches them.
 //
-// The pipe also carries supervision (docs/architecture.md, I37): heartbeat() asks the actor's
+// The pipe also carries supervision (docs/architecture.md, I38): heartbeat() asks the actor's
 // loop to answer "$PING" (a loop that turns answers at once, a hung one never), and notify() hands
 // the loop a notice about another actor ("down NAME", "up NAME"), which the body handles with
 // Loop::on_notice.

@@ -1,7 +1,7 @@
 // One deployment per set of endpoints: `zinfer launch` takes an exclusive flock(2) on
 // `<path>.lock` next to every ipc:// and shm:// endpoint it serves before it starts an actor, so
 // that a second launch on the same paths refuses to start instead of removing and re-creating
-// a live deployment's sockets and rings (docs/architecture.md, I37). The lock belongs to the
+// a live deployment's sockets and rings (docs/architecture.md, I38). The lock belongs to the
 // launcher process (its descriptors are close-on-exec): the kernel releases it when the launcher
 // exits, however it exits, and the actors it started die with it (runtime/parent_death.h).
 // tcp:// endpoints need no lock: a second bind fails by itself.

@@ -1,4 +1,4 @@
-// An actor process started by `zinfer launch` ends with its launcher (docs/architecture.md, I37):
+// An actor process started by `zinfer launch` ends with its launcher (docs/architecture.md, I38):
 // it asks the kernel for SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG; the actor then
 // stops as on any SIGTERM) and, since the launcher may have died before that request was made,
 // checks that its parent is still the launcher afterwards.

@@ -1,4 +1,4 @@
-// What a supervisor tells the actors about each other (docs/architecture.md, I37): "down NAME"
+// What a supervisor tells the actors about each other (docs/architecture.md, I38): "down NAME"
 // when an actor stopped, stalled or is being restarted, "up NAME" once its replacement answers.
 // The text travels on the launcher's control channel and then on the actor's pipe
 // (Actor::notify, Loop::on_notice); each actor decides what a peer's restart costs it.

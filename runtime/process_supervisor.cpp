@@ -215,7 +215,7 @@ class Launcher {
     log_->error("actor {} {}; restarting {}", dead.name, why,
                 group.size() == 1 ? std::string("it") : "it with " + std::to_string(group.size() - 1) + " actor(s) that hold its state");
     // Everyone else hears at once, of the dead one first: they fail what the group held
-    // (docs/architecture.md, I37).
+    // (docs/architecture.md, I38).
     for (const auto& name : group) {
       Child& c = *std::find_if(children_.begin(), children_.end(), [&](const Child& x) { return x.name == name; });
       c.ready = false;

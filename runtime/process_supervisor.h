@@ -1,7 +1,7 @@
 // `zinfer launch`'s supervisor: every actor its own process (`EXE actor NAME --config F
 // --control-fd 3 --launcher-pid P --heartbeat-ms H`), watched through a control channel per
 // child (runtime/control_channel.h) and restarted when it dies or stalls (docs/architecture.md,
-// I37):
+// I38):
 //  - a child heartbeats every `heartbeat_interval` while its actor's loop turns; one that misses
 //    them for `heartbeat_timeout` after it first answered is stalled: it is killed (SIGKILL);
 //  - a child that exits or is killed after it first answered is restarted, together with the

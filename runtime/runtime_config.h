@@ -27,7 +27,7 @@ struct RuntimeConfig {
   // The actors `zinfer serve` starts as threads, or `zinfer launch` as processes, in start order.
   std::vector<std::string> actors = {"executor", "detokenizer", "scheduler", "tokenizer", "gateway"};
   // `zinfer launch`: an actor process whose loop has not answered for this long is stalled, and
-  // is killed and restarted (docs/architecture.md, I37). Model loading does not count: the clock
+  // is killed and restarted (docs/architecture.md, I38). Model loading does not count: the clock
   // starts at an actor's first answer.
   double heartbeat_timeout_s = 10.0;
 };

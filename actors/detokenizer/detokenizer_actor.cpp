@@ -147,7 +147,7 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
                 }
               }
               break;
-            case protocol::MessageType::kAbort:  // the scheduler ended the request (I37): forget it
+            case protocol::MessageType::kAbort:  // the scheduler ended the request (I38): forget it
               requests.erase(f.as<protocol::Abort>().request_id);
               break;
             default:

@@ -34,7 +34,7 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
 
     runtime::Loop loop(&pipe);
     loop.on(engine.events_socket(), [&](zmq::socket_t&) { engine.dispatch(); });
-    // Supervision (I37): another actor is down (its requests end with errors, /health is 503)
+    // Supervision (I38): another actor is down (its requests end with errors, /health is 503)
     // or back.
     loop.on_notice([&](const std::string& text) {
       if (auto notice = runtime::PeerNotice::parse(text)) {

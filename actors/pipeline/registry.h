@@ -16,7 +16,7 @@ void register_pipeline_actors(runtime::Supervisor& supervisor, const EngineConfi
 
 bool is_pipeline_actor(const std::string& name);
 
-// Under `zinfer launch`, the actors that restart with each actor (docs/architecture.md, I37):
+// Under `zinfer launch`, the actors that restart with each actor (docs/architecture.md, I38):
 // the executor's block tables and last sampled tokens and the detokenizer's decoders are kept
 // per the scheduler's sequences, and a shm:// ring's state cannot be trusted once one of its two
 // processes died in the middle of a message, so a new scheduler gets a new executor and

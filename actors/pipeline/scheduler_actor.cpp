@@ -85,7 +85,7 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
 
     const scheduler::SchedulerConfig sc = scheduler_options(config, info);
     sc.validate();
-    // A new core for each executor (an epoch, I37): a restarted executor holds no sequence, so
+    // A new core for each executor (an epoch, I38): a restarted executor holds no sequence, so
     // the old core's plans in flight, KV bookkeeping and block tables are forgotten with it.
     auto core = std::make_unique<scheduler::SchedulerCore>(sc);
     log->info("scheduling over {} device blocks and {} host blocks of {} tokens ({} policy, {} preemption)",
@@ -216,7 +216,7 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
       runtime::send_message(to_gateway, core->stats(), /*dontwait=*/true);
       early_aborts.prune();
     });
-    // Supervision (docs/architecture.md, I37). Whichever actor went down, every request held
+    // Supervision (docs/architecture.md, I38). Whichever actor went down, every request held
     // here ends now: each passed through that actor, which held a part of it (its tokens, text,
     // KV bytes or client). The gateway hears ErrorReply 503 (it fails them itself as well, and
     // takes whichever comes first), the detokenizer an Abort that makes it forget the request.

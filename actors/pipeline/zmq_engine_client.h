@@ -37,7 +37,7 @@ class ZmqEngineClient : public gateway::EngineClient {
   zmq::socket_t& events_socket() { return events_; }
   void dispatch();
 
-  // Supervision (docs/architecture.md, I37; zmq_engine_client_peers.cpp), on the gateway actor's
+  // Supervision (docs/architecture.md, I38; zmq_engine_client_peers.cpp), on the gateway actor's
   // thread. "down X": every request in flight ends now with an ErrorReply 503 (kind
   // "actor_restarted", naming X) and an Abort to the scheduler, since each one passes through every
   // actor and X held part of it (a /tokenize call too when X is the tokenizer); healthy() is false

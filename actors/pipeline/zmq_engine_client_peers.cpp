@@ -1,4 +1,4 @@
-// ZmqEngineClient's side of supervision (docs/architecture.md, I37): what the gateway does when
+// ZmqEngineClient's side of supervision (docs/architecture.md, I38): what the gateway does when
 // the launcher says that another actor is down or back.
 #include <vector>
 

@@ -11,7 +11,7 @@
 - launcher: a second launch on the same paths refuses to start and leaves the first serving; after
   kill -9 of the launcher every actor process exits."""
 
-# Invariant 37 (docs/architecture.md): a dead or stalled actor is restarted, and what it held ends
+# Invariant 38 (docs/architecture.md): a dead or stalled actor is restarted, and what it held ends
 # with an error.
 
 import os

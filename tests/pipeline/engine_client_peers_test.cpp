@@ -17,7 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Invariant 37 (docs/architecture.md): what a dead actor held ends with an error, never in silence.
+// Invariant 38 (docs/architecture.md): what a dead actor held ends with an error, never in silence.
 TEST(EngineClientPeers, ADownActorEndsEveryRequestInFlightWithAnErrorUntilItIsBack) {
   runtime::EndpointsConfig e;
   e.gateway = "inproc://peers-test-gateway";

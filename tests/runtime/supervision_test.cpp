@@ -32,7 +32,7 @@ bool answers_within(Actor& a, std::chrono::milliseconds wait = 2000ms) {
   return false;
 }
 
-// Invariant 37 (docs/architecture.md): liveness is the actor's loop answering, not its thread
+// Invariant 38 (docs/architecture.md): liveness is the actor's loop answering, not its thread
 // existing.
 TEST(Supervision, AHungLoopStopsAnsweringItsHeartbeat) {
   std::atomic<bool> hang{false};

@@ -1,7 +1,7 @@
 // zinfer actor NAME --config F: one actor as its own process (what `zinfer launch` starts).
 // Under the launcher (--control-fd, --launcher-pid, --heartbeat-ms) it also dies with the
 // launcher, heartbeats on the control channel while its actor's loop answers, and hands the
-// launcher's notices about the other actors to its actor (docs/architecture.md, I37).
+// launcher's notices about the other actors to its actor (docs/architecture.md, I38).
 #include <optional>
 
 #include "actors/pipeline/registry.h"

@@ -1,6 +1,6 @@
 // zinfer launch --config F: a supervisor that starts each configured actor as its own process
 // (`zinfer actor NAME --config F`), watches them by heartbeat and restarts one that dies or
-// stalls (runtime/process_supervisor.h, docs/architecture.md I37); SIGINT/SIGTERM stops them all.
+// stalls (runtime/process_supervisor.h, docs/architecture.md I38); SIGINT/SIGTERM stops them all.
 #include <climits>
 #include <cstdlib>
 

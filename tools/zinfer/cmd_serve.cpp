@@ -37,7 +37,7 @@ void add_serve_command(CLI::App& app) {
     actors::register_pipeline_actors(supervisor, config);
     supervisor.start_threads(config.runtime.actors);
     runtime::logger("zinfer")->info("ready");
-    // Supervision of the threads (docs/architecture.md, I37): an actor thread that stopped (it
+    // Supervision of the threads (docs/architecture.md, I38): an actor thread that stopped (it
     // threw) or whose loop has not answered for heartbeat_timeout_s cannot be replaced inside
     // this process (its state is shared with nothing, but a hung thread cannot be stopped), so
     // the others hear that it is down (the gateway ends every request in flight with an error its
