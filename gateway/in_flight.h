@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -56,13 +57,20 @@ class InFlightLimiter {
 };
 
 // Gateway-unique request ids shared by the HTTP server and the ZeroMQ endpoint (0 is never used:
-// it means "unknown request" in ErrorReply).
+// it means "unknown request" in ErrorReply). They start at the wall clock's milliseconds times
+// 2^20, so that a gateway restarted under `zinfer launch` never reuses the id of a request its
+// predecessor left in the pipeline (docs/architecture.md, I38).
 class RequestIds {
  public:
   uint64_t next() { return next_.fetch_add(1); }
 
  private:
-  std::atomic<uint64_t> next_{1};
+  static uint64_t first() {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+    return (static_cast<uint64_t>(ms) << 20) | 1;
+  }
+  std::atomic<uint64_t> next_{first()};
 };
 
 }  // namespace zinfer::gateway

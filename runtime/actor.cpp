@@ -1,6 +1,7 @@
 #include "runtime/actor.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "runtime/context.h"
 #include "runtime/logging.h"
@@ -28,11 +29,19 @@ void Pipe::signal_failed(const std::string& why) {
   socket_.send(zmq::buffer(std::string(kFailedPrefix) + why), zmq::send_flags::none);
 }
 
+void Pipe::hold_notice(std::string notice) {
+  if (held_notices_.size() >= kMaxHeldNotices) held_notices_.erase(held_notices_.begin());
+  held_notices_.push_back(std::move(notice));
+}
+
+std::vector<std::string> Pipe::take_held_notices() { return std::exchange(held_notices_, {}); }
+
 Actor::Actor(std::string name, ActorBody body)
     : name_(std::move(name)),
       pipe_(zmq_context(), zmq::socket_type::pair),
       term_flag_(std::make_shared<std::atomic<bool>>(false)),
-      alive_(std::make_shared<std::atomic<bool>>(true)) {
+      alive_(std::make_shared<std::atomic<bool>>(true)),
+      failure_(std::make_shared<std::string>()) {
   const std::string endpoint = "inproc://zinfer-pipe-" + std::to_string(g_pipe_counter++) + "-" + name_;
   pipe_.set(zmq::sockopt::linger, 0);
   pipe_.bind(endpoint);
@@ -41,7 +50,7 @@ Actor::Actor(std::string name, ActorBody body)
   child.connect(endpoint);
 
   thread_ = std::thread([body = std::move(body), child = std::move(child), flag = term_flag_,
-                         alive = alive_, name = name_]() mutable {
+                         alive = alive_, failure = failure_, name = name_]() mutable {
     Pipe pipe(std::move(child), flag, name);
     try {
       body(pipe);
@@ -51,6 +60,7 @@ Actor::Actor(std::string name, ActorBody body)
         pipe.signal_failed(e.what());
       } else {
         logger(name)->error("actor stopped by an exception: {}", e.what());
+        *failure = e.what();
       }
     }
     alive->store(false);
@@ -83,5 +93,30 @@ void Actor::term() {
 }
 
 Actor::~Actor() { term(); }
+
+std::string Actor::failure() const { return alive_->load() ? std::string() : *failure_; }
+
+bool Actor::heartbeat() {
+  if (termed_) return answered_ = false;
+  zmq::message_t msg;
+  while (pipe_.recv(msg, zmq::recv_flags::dontwait)) {
+    if (msg.to_string_view() == kPongReply) ping_outstanding_ = false;
+  }
+  answered_ = !ping_outstanding_;
+  if (!answered_) return false;
+  try {
+    if (pipe_.send(zmq::buffer(std::string_view(kPingCommand)), zmq::send_flags::dontwait)) ping_outstanding_ = true;
+  } catch (const zmq::error_t&) {
+  }
+  return true;
+}
+
+void Actor::notify(const std::string& notice) {
+  if (termed_) return;
+  try {
+    pipe_.send(zmq::buffer(std::string(kNoticePrefix) + notice), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t&) {
+  }
+}
 
 }  // namespace zinfer::runtime

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <boost/fiber/all.hpp>
 
@@ -31,11 +32,29 @@ Loop::Loop(Pipe* pipe) : pipe_(pipe) {
     on(pipe_->socket(), [this](zmq::socket_t& s) {
       zmq::message_t msg;
       while (s.recv(msg, zmq::recv_flags::dontwait)) {
-        if (msg.to_string_view() == kTermCommand) stopped_ = true;
+        const std::string_view text = msg.to_string_view();
+        if (text == kTermCommand) {
+          stopped_ = true;
+        } else if (text == kPingCommand) {
+          // The heartbeat (Actor::heartbeat): this loop turns.
+          try {
+            s.send(zmq::buffer(std::string_view(kPongReply)), zmq::send_flags::dontwait);
+          } catch (const zmq::error_t&) {
+          }
+        } else if (text.rfind(kNoticePrefix, 0) == 0) {
+          std::string notice(text.substr(std::char_traits<char>::length(kNoticePrefix)));
+          if (notice_handler_) {
+            notice_handler_(notice);
+          } else {
+            pipe_->hold_notice(std::move(notice));
+          }
+        }
       }
     });
   }
 }
+
+void Loop::on_notice(NoticeHandler handler) { notice_handler_ = std::move(handler); }
 
 Loop::~Loop() {
   // Let fibers woken during shutdown (e.g. by an RpcClient's destructor) run to their end.
@@ -181,6 +200,10 @@ void Loop::fire_due_timers() {
 
 bool Loop::run_once(std::chrono::milliseconds max_wait) {
   if (stopped_) return false;
+  // Notices held while no loop with a handler ran (a nested wait on the same pipe).
+  if (notice_handler_ && pipe_ != nullptr && pipe_->has_held_notices()) {
+    for (auto& notice : pipe_->take_held_notices()) notice_handler_(notice);
+  }
   run_ready_fibers();
   if (stopped_) return false;
 

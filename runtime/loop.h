@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include <zmq.hpp>
@@ -37,9 +38,12 @@ class Loop {
   using SocketHandler = std::function<void(zmq::socket_t&)>;
   using ShmHandler = std::function<void(ShmRingReader&)>;
   using TimerHandler = std::function<void()>;
+  using NoticeHandler = std::function<void(const std::string&)>;
   using Clock = std::chrono::steady_clock;
 
-  // With a pipe, "$TERM" on it stops the loop (and anything else on the pipe is ignored).
+  // With a pipe, "$TERM" on it stops the loop, "$PING" is answered (the actor's heartbeat,
+  // Actor::heartbeat) and a notice goes to the notice handler (or is held in the pipe for the
+  // next loop that has one, when this one has none: a nested wait keeps no notice from its actor).
   explicit Loop(Pipe* pipe = nullptr);
   ~Loop();
   Loop(const Loop&) = delete;
@@ -54,6 +58,9 @@ class Loop {
   int64_t after(std::chrono::microseconds delay, TimerHandler handler);
   int64_t every(std::chrono::microseconds period, TimerHandler handler);
   void cancel(int64_t timer_id);
+  // Notices about other actors (Actor::notify: "down NAME", "up NAME"), called on this thread;
+  // those held in the pipe meanwhile are delivered at the start of the next turn.
+  void on_notice(NoticeHandler handler);
   // Runs fn in a new fiber of this thread (detached; exceptions are logged, never propagated).
   void spawn(std::function<void()> fn);
 
@@ -81,6 +88,7 @@ class Loop {
   int dispatch_rings();  // calls the handlers of rings that hold data; returns how many
 
   Pipe* pipe_ = nullptr;
+  NoticeHandler notice_handler_;
   std::vector<zmq::socket_t*> sockets_;
   std::vector<SocketHandler> handlers_;
   std::vector<ShmRingReader*> rings_;

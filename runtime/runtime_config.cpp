@@ -1,5 +1,7 @@
 #include "runtime/runtime_config.h"
 
+#include <algorithm>
+
 namespace zinfer::runtime {
 
 namespace {
@@ -44,8 +46,19 @@ const settings::Settings<RuntimeConfig>& runtime_settings() {
                         "log level"),
       settings::text_list<R>("runtime", "actors", &R::actors, {"tokenizer", "scheduler", "executor", "detokenizer", "gateway"},
                              "the actors this process (serve) or launch starts, in order"),
+      settings::number<R>("runtime", "heartbeat_timeout_s", &R::heartbeat_timeout_s, 0.2, 3600.0,
+                          "launch: seconds an actor process may go without answering its heartbeat before it is "
+                          "killed and restarted"),
   };
   return s;
+}
+
+std::chrono::milliseconds heartbeat_timeout(const RuntimeConfig& config) {
+  return std::chrono::milliseconds(static_cast<int64_t>(config.heartbeat_timeout_s * 1000.0));
+}
+
+std::chrono::milliseconds heartbeat_interval(const RuntimeConfig& config) {
+  return std::clamp(heartbeat_timeout(config) / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
 }
 
 }  // namespace zinfer::runtime

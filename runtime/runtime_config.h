@@ -2,6 +2,7 @@
 // (where each actor listens). Described here, next to their structs (settings/setting.h).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,16 @@ struct RuntimeConfig {
   std::string log_level = "info";
   // The actors `zinfer serve` starts as threads, or `zinfer launch` as processes, in start order.
   std::vector<std::string> actors = {"executor", "detokenizer", "scheduler", "tokenizer", "gateway"};
+  // `zinfer launch`: an actor process whose loop has not answered for this long is stalled, and
+  // is killed and restarted (docs/architecture.md, I38). Model loading does not count: the clock
+  // starts at an actor's first answer.
+  double heartbeat_timeout_s = 10.0;
 };
+
+// How often an actor process heartbeats: a quarter of the timeout, between 50 ms and 1 s, so
+// that a timeout is four or more missed beats.
+std::chrono::milliseconds heartbeat_interval(const RuntimeConfig& config);
+std::chrono::milliseconds heartbeat_timeout(const RuntimeConfig& config);
 
 const settings::Settings<EndpointsConfig>& endpoint_settings();  // [endpoints]
 const settings::Settings<RuntimeConfig>& runtime_settings();      // [runtime]

@@ -3,11 +3,9 @@
 // knows no actor and no actor's settings by itself). Two modes:
 //  - threads: every actor a thread of this process (`zinfer serve`), started in order, each start
 //    blocking until that actor is ready; stopped in reverse order.
-//  - processes: every actor its own process (`zinfer launch`), running `EXE actor NAME --config F`;
-//    if one exits, the others are stopped and launch returns non-zero.
+//  - processes: every actor its own process (`zinfer launch`): runtime/process_supervisor.h.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,12 +30,15 @@ class Supervisor {
   // True while every started actor thread is alive.
   bool all_alive() const;
 
-  // Processes: starts them, then waits for SIGINT/SIGTERM or for a child to exit; stops all, one
-  // at a time in reverse start order (as threads are), each given `stop_timeout` to exit before it
-  // is killed (the gateway, started last, drains its requests while the others still serve).
-  // Returns the exit status for the launcher (0 after a signal, 1 when a child died).
-  int run_processes(const std::string& exe, const std::string& config_path, const std::vector<std::string>& names,
-                    std::chrono::milliseconds stop_timeout = std::chrono::seconds(10));
+  // The first actor thread that stopped, as "NAME: why" ("" while all are alive).
+  std::string stopped_actor() const;
+  // Liveness of the threads (Actor::heartbeat): true while every actor's loop answered the
+  // previous call.
+  bool heartbeat();
+  // The actors whose thread stopped or that did not answer the last heartbeat().
+  std::vector<std::string> unanswered_or_stopped() const;
+  // Hands every running actor but `except` a notice (runtime/peer_notice.h).
+  void notify_all(const std::string& notice, const std::string& except = "");
 
  private:
   std::map<std::string, Factory> factories_;

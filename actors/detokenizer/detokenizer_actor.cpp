@@ -147,6 +147,9 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
                 }
               }
               break;
+            case protocol::MessageType::kAbort:  // the scheduler ended the request (I38): forget it
+              requests.erase(f.as<protocol::Abort>().request_id);
+              break;
             default:
               log->warn("ignoring unexpected {}", protocol::to_string(f.type()));
           }

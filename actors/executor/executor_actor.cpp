@@ -150,7 +150,12 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
     std::string fatal;
     runtime::Loop loop(&pipe);
     link->watch(loop, [&](runtime::Link& peer) {
+      const auto call_start = std::chrono::steady_clock::now();
       for (int i = 0; i < 16; ++i) {
+        // Back to the loop after 100 ms of steps (the plans left wait there): it answers its
+        // heartbeat between calls (docs/architecture.md, I38), and slow steps (the CPU backend
+        // under load) must not add up to a missed heartbeat.
+        if (i > 0 && std::chrono::steady_clock::now() - call_start > std::chrono::milliseconds(100)) return;
         auto body = peer.recv();
         if (!body) return;
         try {

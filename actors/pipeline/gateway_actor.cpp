@@ -9,6 +9,7 @@
 #include "runtime/context.h"
 #include "runtime/logging.h"
 #include "runtime/loop.h"
+#include "runtime/peer_notice.h"
 
 namespace zinfer::actors {
 
@@ -33,6 +34,16 @@ runtime::ActorBody gateway_actor(const EngineConfig& config) {
 
     runtime::Loop loop(&pipe);
     loop.on(engine.events_socket(), [&](zmq::socket_t&) { engine.dispatch(); });
+    // Supervision (I38): another actor is down (its requests end with errors, /health is 503)
+    // or back.
+    loop.on_notice([&](const std::string& text) {
+      if (auto notice = runtime::PeerNotice::parse(text)) {
+        engine.dispatch();  // what the actor sent before it went down still counts
+        engine.on_peer_notice(*notice);
+      } else {
+        log->warn("unknown notice from the supervisor: {}", text);
+      }
+    });
     pipe.signal_ready();
     loop.run();  // until $TERM (SIGTERM or SIGINT to the process)
     // A graceful shutdown: the other actors still run (the gateway is stopped first), so requests

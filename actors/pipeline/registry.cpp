@@ -16,4 +16,15 @@ void register_pipeline_actors(runtime::Supervisor& supervisor, const EngineConfi
   supervisor.register_actor("gateway", [config] { return gateway_actor(config); });
 }
 
+bool is_pipeline_actor(const std::string& name) {
+  for (const char* n : {"tokenizer", "scheduler", "executor", "detokenizer", "gateway"}) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::vector<std::string>> pipeline_restart_groups() {
+  return {{"scheduler", {"executor", "detokenizer"}}};
+}
+
 }  // namespace zinfer::actors

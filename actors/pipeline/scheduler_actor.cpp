@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -13,6 +15,7 @@
 #include "runtime/logging.h"
 #include "runtime/loop.h"
 #include "runtime/messaging.h"
+#include "runtime/peer_notice.h"
 
 namespace zinfer::actors {
 
@@ -82,17 +85,30 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
 
     const scheduler::SchedulerConfig sc = scheduler_options(config, info);
     sc.validate();
-    scheduler::SchedulerCore core(sc);
+    // A new core for each executor (an epoch, I38): a restarted executor holds no sequence, so
+    // the old core's plans in flight, KV bookkeeping and block tables are forgotten with it.
+    auto core = std::make_unique<scheduler::SchedulerCore>(sc);
     log->info("scheduling over {} device blocks and {} host blocks of {} tokens ({} policy, {} preemption)",
               sc.num_device_blocks, sc.num_host_blocks, sc.block_size, sc.policy,
               scheduler::to_string(sc.preemption));
 
     EarlyAborts early_aborts;
+    struct {
+      bool executor_down = false;
+      bool detokenizer_down = false;
+    } peers;
     auto send_output = [&](scheduler::SchedulerOutput&& out) {
       // A rejected request is answered with its ErrorReply alone, so that the client gets the
       // error's status (e.g. 413) rather than a stream ending in finish_reason "error".
       std::unordered_map<uint64_t, bool> rejected;
       for (const auto& e : out.errors) rejected[e.request_id] = true;
+      if (peers.detokenizer_down) {
+        // Nothing is planned while it is down, so only rejections and aborts lose their deltas
+        // here; their ErrorReplies still go out below.
+        core->recycle(std::move(out.deltas));
+        for (const auto& e : out.errors) runtime::send_message(to_gateway, e, link_options.should_stop);
+        return;
+      }
       for (const auto& s : out.starts) {
         if (!rejected.count(s.request_id)) runtime::send_message(*to_detok, s);
       }
@@ -107,16 +123,17 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
         }
       }
       if (!batch.deltas.empty()) runtime::send_message(*to_detok, batch);
-      core.recycle(std::move(batch.deltas));  // their memory serves the next steps' deltas
+      core->recycle(std::move(batch.deltas));  // their memory serves the next steps' deltas
       // The gateway stops first (I36): a send to it must not outlast $TERM.
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e, link_options.should_stop);
     };
     // Plans leave with block-table deltas (sc.block_table_deltas): the executor keeps each
     // sequence's table (protocol/block_table_delta.h).
     auto pump = [&] {
-      while (auto plan = core.schedule()) {
+      if (peers.executor_down || peers.detokenizer_down) return;  // requests wait in the queue
+      while (auto plan = core->schedule()) {
         runtime::send_message(*executor, *plan);
-        core.recycle(std::move(*plan));  // its memory serves the next plan
+        core->recycle(std::move(*plan));  // its memory serves the next plan
       }
     };
 
@@ -134,11 +151,11 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
           protocol::Frame f = protocol::open_owned(std::move(*frame));
           if (f.type() == protocol::MessageType::kTokenizedRequest) {
             auto req = f.as<protocol::TokenizedRequest>();
-            out.append(core.add_request(req));
-            if (early_aborts.take(req.request_id)) out.append(core.abort(req.request_id, "abort"));
+            out.append(core->add_request(req));
+            if (early_aborts.take(req.request_id)) out.append(core->abort(req.request_id, "abort"));
           } else if (f.type() == protocol::MessageType::kAbort) {
             auto a = f.as<protocol::Abort>();
-            auto aborted = core.abort(a.request_id, a.reason.empty() ? "abort" : a.reason, a.index);
+            auto aborted = core->abort(a.request_id, a.reason.empty() ? "abort" : a.reason, a.index);
             if (aborted.empty() && a.reason != "stop") early_aborts.add(a.request_id);
             out.append(std::move(aborted));
           } else {
@@ -151,7 +168,12 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
       send_output(std::move(out));
       pump();
     });
-    executor->watch(loop, [&](runtime::Link& link) {
+    std::function<void(runtime::Link&)> on_executor = [&](runtime::Link& link) {
+      if (peers.executor_down) {  // the old epoch's results: its requests have ended already
+        while (link.recv()) {
+        }
+        return;
+      }
       scheduler::SchedulerOutput out;
       for (;;) {
         auto frame = link.recv();
@@ -165,21 +187,21 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
             auto err = f.as<protocol::ErrorReply>();
             log->error("the executor refused a plan: {}", err.message);
             // Its block-table mirror missed that plan's deltas: whole tables from now on.
-            core.resend_block_tables();
-            if (core.num_in_flight() > 0) {
+            core->resend_block_tables();
+            if (core->num_in_flight() > 0) {
               protocol::StepResult failed;
-              failed.step_id = core.oldest_in_flight_step();
+              failed.step_id = core->oldest_in_flight_step();
               failed.error = err.message;
-              out.append(core.postprocess(failed));
+              out.append(core->postprocess(failed));
             }
             continue;
           }
           auto result = f.as<protocol::StepResult>();
           if (!result.error.empty()) {
             log->error("step {} failed: {}", result.step_id, result.error);
-            core.resend_block_tables();  // the failed step may have left the executor's tables half updated
+            core->resend_block_tables();  // the failed step may have left the executor's tables half updated
           }
-          out.append(core.postprocess(result));
+          out.append(core->postprocess(result));
         } catch (const protocol::ProtocolError& e) {
           log->error("bad frame from the executor: {}", e.what());
         } catch (const std::invalid_argument& e) {
@@ -188,10 +210,70 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
       }
       send_output(std::move(out));
       pump();
-    });
+    };
+    executor->watch(loop, on_executor);
     loop.every(std::chrono::milliseconds(100), [&] {
-      runtime::send_message(to_gateway, core.stats(), /*dontwait=*/true);
+      runtime::send_message(to_gateway, core->stats(), /*dontwait=*/true);
       early_aborts.prune();
+    });
+    // Supervision (docs/architecture.md, I38). Whichever actor went down, every request held
+    // here ends now: each passed through that actor, which held a part of it (its tokens, text,
+    // KV bytes or client). The gateway hears ErrorReply 503 (it fails them itself as well, and
+    // takes whichever comes first), the detokenizer an Abort that makes it forget the request.
+    auto end_everything = [&](const std::string& actor) {
+      const std::vector<uint64_t> ids = core->request_ids();
+      for (uint64_t id : ids) {
+        core->abort(id, "abort");  // frees its blocks; the deltas are replaced by what follows
+        if (!peers.detokenizer_down) {
+          runtime::send_message(*to_detok, protocol::Abort{id, "actor_restarted", -1});
+        }
+        // A gateway that is down has no client to tell, and its successor does not know the id.
+        if (actor != "gateway") {
+          protocol::ErrorReply e;
+          e.request_id = id;
+          e.code = 503;
+          e.kind = "actor_restarted";
+          e.message = "the " + actor + " actor stopped and is being restarted; the request was lost";
+          runtime::send_message(to_gateway, e, link_options.should_stop);
+        }
+      }
+      if (!ids.empty()) log->warn("actor {} is down: {} request(s) ended", actor, ids.size());
+    };
+    auto reconnect_executor = [&] {
+      executor->unwatch(loop);
+      executor.reset();  // the old link and whatever it still queued (plans, results) go with it
+      executor = runtime::open_link(runtime::Link::Role::kClient, config.endpoints.executor, executor_options);
+      const protocol::ExecutorInfo again = fetch_executor_info(*executor, pipe);
+      if (!again.error.empty()) throw std::runtime_error("the restarted executor failed: " + again.error);
+      if (again.num_gpu_blocks != info.num_gpu_blocks || again.num_cpu_blocks != info.num_cpu_blocks ||
+          again.block_size != info.block_size || again.max_model_len != info.max_model_len) {
+        throw std::runtime_error("the restarted executor has another cache geometry or context length");
+      }
+      executor->watch(loop, on_executor);
+      log->info("executor is back: a new epoch over {} device blocks", sc.num_device_blocks);
+    };
+    loop.on_notice([&](const std::string& text) {
+      auto notice = runtime::PeerNotice::parse(text);
+      if (!notice) return log->warn("unknown notice from the supervisor: {}", text);
+      const std::string& actor = notice->actor;
+      if (notice->down()) {
+        if (actor == "executor") peers.executor_down = true;
+        if (actor == "detokenizer") peers.detokenizer_down = true;
+        end_everything(actor);
+        if (actor == "executor") core = std::make_unique<scheduler::SchedulerCore>(sc);
+        return;
+      }
+      if (actor == "executor" && peers.executor_down) {
+        // Requests that came meanwhile waited in the new core; they run on the new executor.
+        reconnect_executor();
+        peers.executor_down = false;
+      } else if (actor == "detokenizer" && peers.detokenizer_down) {
+        to_detok.reset();
+        to_detok = runtime::open_link(runtime::Link::Role::kPush, config.endpoints.detokenizer, link_options);
+        peers.detokenizer_down = false;
+        log->info("detokenizer is back");
+      }
+      pump();
     });
     pipe.signal_ready();
     loop.run();

@@ -54,7 +54,7 @@ protocol::Stats ZmqEngineClient::stats() {
 bool ZmqEngineClient::healthy() {
   std::lock_guard lock(mutex_);
   // The scheduler reports every 100 ms; silence for 5 s means the pipeline is stuck or gone.
-  return last_stats_ns_ != 0 && now_ns() - last_stats_ns_ < 5'000'000'000ll;
+  return peers_down_.empty() && last_stats_ns_ != 0 && now_ns() - last_stats_ns_ < 5'000'000'000ll;
 }
 
 void ZmqEngineClient::dispatch() {
@@ -102,7 +102,11 @@ void ZmqEngineClient::dispatch() {
             tokenize_sink = std::move(call->second);
             tokenize_calls_.erase(call);
           } else if (it == pending_.end()) {
-            runtime::logger("gateway")->warn("pipeline error for no known request: {}", e.message);
+            // After an actor's restart the scheduler fails what it held, which the gateway has
+            // failed already (on_peer_notice).
+            if (e.kind != "actor_restarted") {
+              runtime::logger("gateway")->warn("pipeline error for no known request: {}", e.message);
+            }
             continue;
           }
           if (tokenize_sink) {

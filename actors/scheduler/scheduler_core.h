@@ -99,6 +99,13 @@ class SchedulerCore {
   protocol::Stats stats() const;
   bool has_unfinished() const { return !requests_.empty(); }
   size_t num_requests() const { return requests_.size(); }
+  // The ids of every request not finished yet (in no particular order).
+  std::vector<uint64_t> request_ids() const {
+    std::vector<uint64_t> ids;
+    ids.reserve(requests_.size());
+    for (const auto& [id, _] : requests_) ids.push_back(id);
+    return ids;
+  }
   size_t num_in_flight() const { return in_flight_.size(); }
   // The step id postprocess() expects next (the oldest unanswered plan); 0 when none is in flight.
   uint64_t oldest_in_flight_step() const { return in_flight_.empty() ? 0 : in_flight_.front().step_id; }

@@ -54,6 +54,7 @@ void ServeFlags::add(CLI::App& cmd) {
   }
   flags_.add(cmd, "runtime.log_level", "--log-level");
   flags_.add(cmd, "runtime.actors", "--actors");
+  flags_.add(cmd, "runtime.heartbeat_timeout_s", "--heartbeat-timeout-s");
 }
 
 actors::EngineConfig ServeFlags::load() const { return flags_.load(config_path_); }
