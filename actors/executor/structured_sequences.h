@@ -31,7 +31,7 @@ class StructuredSequences {
  public:
   // `vocabulary`: the model's tokenizer as the grammar reads it, masks as wide as the logits;
   // null when the model has no tokenizer (every structured request then fails, saying so).
-  explicit StructuredSequences(std::shared_ptr<const grammar::Vocabulary> vocabulary, size_t cache_capacity = 64);
+  explicit StructuredSequences(std::shared_ptr<const grammar::Vocabulary> vocabulary, size_t cache_capacity = 32);
 
   // The sequence's rules brought `structured`: compiles it (through the cache) and replays
   // `outputs`, replacing any matcher the sequence had. Throws grammar::GrammarError with the
