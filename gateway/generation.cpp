@@ -81,7 +81,9 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
   }
   if (tools) {
     // Tool deltas replace the text; the last chunk of this delta carries its tokens and finish.
-    if (tool_deltas.empty() && (!d.token_ids.empty() || !d.finish_reason.empty())) {
+    // Text held back (a tag arriving) sends no chunk unless the client wants each token's data.
+    const bool per_token = req_.want_logprobs || req_.return_token_ids;
+    if (tool_deltas.empty() && ((per_token && !d.token_ids.empty()) || !d.finish_reason.empty())) {
       tool_deltas.push_back(nlohmann::json::object());
     }
     const std::string finish = choice.finished() ? choice.finish_reason : std::string();
