@@ -342,6 +342,11 @@ __global__ void __launch_bounds__(kThreads) sampling_rules_kernel(SamplingRulesB
     __syncthreads();
   }
   for (int j = threadIdx.x; j < n_banned; j += kThreads) out[banned[j]] = -INFINITY;
+  if (b.masks != nullptr && b.mask_row[row] >= 0) {
+    const uint32_t* m = b.masks + static_cast<int64_t>(b.mask_row[row]) * b.mask_words;
+    for (int i = threadIdx.x; i < V; i += kThreads)
+      if (((m[i >> 5] >> (i & 31)) & 1u) == 0) out[i] = -INFINITY;
+  }
 }
 
 __global__ void count_tokens_kernel(uint32_t* counts, int vocab, const int32_t* entries, int n) {
