@@ -121,11 +121,13 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
   const bool include_reasoning = req_.reasoning.include;
   if (tools) {
     // Tool deltas replace the content; the reasoning part goes first; the last chunk of this
-    // delta carries its tokens and finish.
+    // delta carries its tokens and finish. Text held back (a tag arriving) sends no chunk unless
+    // the client wants each token's data.
     if (include_reasoning && !parts.reasoning.empty()) {
       tool_deltas.insert(tool_deltas.begin(), nlohmann::json{{"reasoning_content", parts.reasoning}});
     }
-    if (tool_deltas.empty() && (!d.token_ids.empty() || !d.finish_reason.empty())) {
+    const bool per_token = req_.want_logprobs || req_.return_token_ids;
+    if (tool_deltas.empty() && ((per_token && !d.token_ids.empty()) || !d.finish_reason.empty())) {
       tool_deltas.push_back(nlohmann::json::object());
     }
     const std::string finish = choice.finished() ? choice.finish_reason : std::string();

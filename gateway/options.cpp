@@ -23,12 +23,11 @@ std::string api_keys_rule(const settings::Value& v) {
   return "";
 }
 
-std::string tool_parser_rule(const settings::Value& v) {
-  const std::string& name = std::get<std::string>(v);
-  if (name.empty() || tools::find_tool_parser(name)) return "";
-  std::string names;
-  for (const auto& n : tools::tool_parser_names()) names += (names.empty() ? "" : ", ") + n;
-  return "unknown tool call parser '" + name + "' (known: " + names + ")";
+// "" (none) and the registry's names (gateway/tool_parsers/registry.cpp).
+std::vector<std::string> tool_parser_choices() {
+  std::vector<std::string> names{""};
+  for (auto& n : tools::tool_parser_names()) names.push_back(std::move(n));
+  return names;
 }
 
 std::string reasoning_parser_rule(const settings::Value& v) {
@@ -85,9 +84,9 @@ const settings::Settings<GatewayOptions>& server_settings() {
       }(),
       settings::integer<O>("server", "shutdown_grace_s", &O::shutdown_grace_s, 0, 3600,
                            "on SIGTERM: seconds requests in flight may take to finish before they end with an error"),
-      settings::text<O>("server", "tool_call_parser", [](O& o) -> auto& { return o.http.tool_call_parser; }, {},
-                        "the parser of tool calls for tool_choice \"auto\": hermes | llama3_json | mistral; \"\" = none",
-                        tool_parser_rule),
+      settings::text<O>("server", "tool_call_parser", [](O& o) -> auto& { return o.http.tool_call_parser; },
+                        tool_parser_choices(),
+                        "the parser of tool calls for tool_choice \"auto\": hermes | llama3_json | mistral; \"\" = none"),
       settings::flag<O>("server", "enable_auto_tool_choice", [](O& o) -> auto& { return o.http.enable_auto_tool_choice; },
                         "serve tool_choice \"auto\" (needs tool_call_parser)"),
   };

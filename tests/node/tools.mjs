@@ -139,10 +139,10 @@ async function tokenize(body) {
 // Which reference set the served template is: the one whose render of a plain conversation gives
 // the prompt the server makes of it.
 async function servedTemplate() {
-  const conv = conversations.find((c) => c.name === "multi_turn");
+  const conv = conversations.find((c) => c.name === "single_user");  // no system message: the templates differ
   const served = await tokenize({ messages: conv.messages, add_generation_prompt: true });
   for (const name of ["qwen3", "llama3", "llama31_style"]) {
-    const ref = references(name).find((r) => r.conversation === "multi_turn" && r.add_generation_prompt && r.enable_thinking === null);
+    const ref = references(name).find((r) => r.conversation === "single_user" && r.add_generation_prompt && r.enable_thinking === null);
     const ids = await tokenize({ prompt: ref.text, add_special_tokens: false });
     if (JSON.stringify(ids) === JSON.stringify(served)) return name;
   }

@@ -77,7 +77,9 @@ int round_trip(const settings::Settings<S>& table, Started started) {
   for (const auto& s : table) {
     SCOPED_TRACE(s.name());
     const Value v = other_legal_value(s, s.get(S{}));
-    const std::string text = "[" + s.section + "]\n" + s.key + " = " + settings::to_string(v) + "\n";
+    std::string text = "[" + s.section + "]\n" + s.key + " = " + settings::to_string(v) + "\n";
+    // A setting that needs another: vLLM refuses --enable-auto-tool-choice without a parser.
+    if (s.name() == "server.enable_auto_tool_choice") text += "tool_call_parser = \"hermes\"\n";
     ++n;
     EngineConfig c;
     try {
