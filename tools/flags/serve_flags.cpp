@@ -26,6 +26,8 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add(cmd, "scheduler.max_num_seqs", "--max-num-seqs");
   flags_.add(cmd, "scheduler.max_num_batched_tokens", "--max-num-batched-tokens");
   flags_.add(cmd, "scheduler.long_prefill_token_threshold", "--long-prefill-token-threshold");
+  flags_.add(cmd, "scheduler.max_num_partial_prefills", "--max-num-partial-prefills");
+  flags_.add(cmd, "scheduler.max_long_partial_prefills", "--max-long-partial-prefills");
   flags_.add(cmd, "cache.block_size", "--block-size");
   flags_.add(cmd, "cache.gpu_memory_utilization", "--gpu-memory-utilization");
   flags_.add(cmd, "cache.num_gpu_blocks", "--num-gpu-blocks-override");
