@@ -39,6 +39,11 @@ void ServeFlags::add(CLI::App& cmd) {
 
   // zinfer's own settings, after their keys.
   flags_.add(cmd, "server.zmq_endpoint", "--zmq-endpoint");
+  flags_.add(cmd, "server.zmq_curve_secret_key_file", "--zmq-curve-secret-key-file");
+  flags_.add(cmd, "server.zmq_curve_client_keys_file", "--zmq-curve-client-keys-file");
+  flags_.add(cmd, "server.max_connections", "--max-connections");
+  flags_.add(cmd, "server.max_inflight_per_tenant", "--max-inflight-per-tenant");
+  flags_.add(cmd, "server.tenant_key", "--tenant-key");
   flags_.add(cmd, "server.io_threads", "--io-threads");
   flags_.add(cmd, "server.max_inflight", "--max-inflight");
   flags_.add(cmd, "server.max_body_bytes", "--max-body-bytes");
