@@ -93,7 +93,8 @@ std::vector<std::string> exposure_warnings(const GatewayOptions& options) {
                   ", beyond this host's loopback, and requires no API key: anyone who reaches it may use it "
                   "(set [server] api_keys, --api-key or ZINFER_API_KEY)");
   }
-  if (options.enable_zmq && options.zmq.api_keys.empty() && !is_local_zmq_endpoint(options.zmq.bind)) {
+  if (options.enable_zmq && options.zmq.api_keys.empty() && options.zmq.curve_client_keys_file.empty() &&
+      !is_local_zmq_endpoint(options.zmq.bind)) {
     out.push_back("the ZeroMQ endpoint " + options.zmq.bind +
                   " listens beyond this host's loopback and requires no API key: anyone who reaches it may use it "
                   "(set [server] api_keys, --api-key or ZINFER_API_KEY)");

@@ -14,20 +14,26 @@
 #include "gateway/in_flight.h"
 #include "gateway/metrics.h"
 #include "gateway/options.h"
+#include "gateway/tenant_limiter.h"
 
 namespace zinfer::gateway {
 
 struct HttpContext {
   HttpContext(EngineClient& e, HttpOptions o, std::shared_ptr<Metrics> m, std::shared_ptr<RequestIds> i)
       : engine(e), options(std::move(o)), metrics(std::move(m)), ids(std::move(i)), limiter(options.max_in_flight),
-        api_keys(options.api_keys) {}
+        tenants(options.max_in_flight_per_tenant), api_keys(options.api_keys) {}
 
   EngineClient& engine;
   HttpOptions options;
   std::shared_ptr<Metrics> metrics;
   std::shared_ptr<RequestIds> ids;
   InFlightLimiter limiter;
+  TenantLimiter tenants;  // [server] max_inflight_per_tenant
   ApiKeys api_keys;
+  // Open connections (HttpSession counts itself in and out) and their cap, max_connections or
+  // the default HttpServer::start() derives from the descriptor limit.
+  std::atomic<int64_t> connections{0};
+  int64_t max_connections = 0;
   // Owned by the server and by every engine sink, so that a late event always has somewhere to be
   // posted. Weak here: the io_context holds the sessions' handlers, which hold this context.
   std::weak_ptr<boost::asio::io_context> io;

@@ -50,7 +50,16 @@ HttpSession::HttpSession(asio::ip::tcp::socket socket, std::shared_ptr<HttpConte
     : ctx_(std::move(ctx)),
       socket_(std::move(socket)),
       idle_timer_(socket_.get_executor()),
-      write_timer_(socket_.get_executor()) {}
+      write_timer_(socket_.get_executor()) {
+  ++ctx_->connections;
+}
+
+HttpSession::~HttpSession() { uncount(); }
+
+void HttpSession::uncount() {
+  if (counted_) --ctx_->connections;
+  counted_ = false;
+}
 
 void HttpSession::start() {
   asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_next(); });
@@ -204,6 +213,13 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
     return send_error(ApiError(429, "the server is at its limit of " + std::to_string(ctx_->limiter.max()) +
                                         " requests in flight; retry later"));
   }
+  auto tenant_slot = ctx_->tenants.try_acquire(tenant_of(req, parsed));
+  if (!tenant_slot) {
+    ctx_->metrics->observe_failure(429);
+    return send_error(ApiError(429, "this tenant has " + std::to_string(ctx_->tenants.max()) +
+                                        " requests in flight, its limit; retry later"));
+  }
+  tenant_slot_ = std::move(*tenant_slot);
   uint64_t id = ctx_->ids->next();
   parsed.request.request_id = id;
   if (ctx_->options.log_requests) log_request(parsed, id);
@@ -232,6 +248,7 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
   } catch (const std::exception& e) {
     ctx_->remove_active(id);
     generation_.reset();
+    tenant_slot_.release();
     ctx_->metrics->observe_failure(503);
     send_error(ApiError(503, std::string("the engine did not accept the request: ") + e.what()));
   }
@@ -280,7 +297,10 @@ void HttpSession::apply(Generation::Reaction r) {
       if (id != 0) s->ctx_->remove_active(id);
     }
   } finish{this, r.finished ? generation_->id() : 0};
-  if (r.finished) generation_.reset();
+  if (r.finished) {
+    generation_.reset();
+    tenant_slot_.release();
+  }
   switch (r.kind) {
     case Kind::kNone:
       break;
@@ -454,6 +474,7 @@ void HttpSession::close() {
     uint64_t id = generation_->id();
     generation_->abandon();
     generation_.reset();
+    tenant_slot_.release();
     ctx_->remove_active(id);
     ctx_->engine.abort(id);
   }
@@ -464,6 +485,23 @@ void HttpSession::close() {
   write_timer_.cancel();
   if (!outbox_.empty()) --ctx_->connections_writing;
   outbox_.clear();
+  uncount();
+}
+
+std::string HttpSession::tenant_of(const Request& req, const OpenAiRequest& parsed) const {
+  if (ctx_->options.tenant_key != "api_key") return parsed.request.tenant;
+  // The key after "Bearer " (admits_http checked it when keys are required); "" without one.
+  const auto header = req[http::field::authorization];
+  std::string_view value(header.data(), header.size());
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size()) return "";
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    const char c = value[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kScheme[i]) return "";
+  }
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  return std::string(value);
 }
 
 }  // namespace zinfer::gateway

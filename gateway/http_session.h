@@ -32,7 +32,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
 
+  // Counts itself in ctx->connections until it is closed (or destroyed).
   HttpSession(boost::asio::ip::tcp::socket socket, std::shared_ptr<HttpContext> ctx);
+  ~HttpSession();
   void start();
 
  private:
@@ -63,6 +65,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void close_gracefully();
   void drain();
   void close();
+  void uncount();
+  // The tenant of a request for max_inflight_per_tenant ([server] tenant_key).
+  std::string tenant_of(const Request& req, const OpenAiRequest& parsed) const;
 
   std::shared_ptr<HttpContext> ctx_;
   boost::asio::ip::tcp::socket socket_;
@@ -72,6 +77,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::optional<Request> pipelined_;
   std::unique_ptr<Generation> generation_;
+  TenantLimiter::Token tenant_slot_;  // the running generation's slot of its tenant's cap
+  bool counted_ = true;               // still counted in ctx_->connections
 
   std::deque<Outgoing> outbox_;
   // The header of the streamed response being written and Beast's serializer of it.

@@ -82,6 +82,20 @@ const settings::Settings<GatewayOptions>& server_settings() {
         k.check = api_keys_rule;
         return k;
       }(),
+      settings::integer<O>("server", "max_connections", [](O& o) -> auto& { return o.http.max_connections; }, 0,
+                           int64_t(1) << 30,
+                           "open HTTP connections at most, more get 503 (0 = the descriptor limit less a tenth)"),
+      settings::integer<O>("server", "max_inflight_per_tenant",
+                           [](O& o) -> auto& { return o.http.max_in_flight_per_tenant; }, 0, 1 << 20,
+                           "requests in flight per tenant at most, more get 429 (0 = no per-tenant cap)"),
+      settings::text<O>("server", "tenant_key", [](O& o) -> auto& { return o.http.tenant_key; }, {"user", "api_key"},
+                        "who a tenant is for max_inflight_per_tenant: the `user` field or the API key"),
+      settings::text<O>("server", "zmq_curve_secret_key_file", [](O& o) -> auto& { return o.zmq.curve_secret_key_file; },
+                        {}, "CURVE: a file (mode 600) with the ZeroMQ endpoint's secret key (Z85); with "
+                            "zmq_curve_client_keys_file, clients must use CURVE and a listed key"),
+      settings::text<O>("server", "zmq_curve_client_keys_file",
+                        [](O& o) -> auto& { return o.zmq.curve_client_keys_file; }, {},
+                        "CURVE: a file with the public keys (Z85, one per line) of the clients admitted"),
       settings::integer<O>("server", "shutdown_grace_s", &O::shutdown_grace_s, 0, 3600,
                            "on SIGTERM: seconds requests in flight may take to finish before they end with an error"),
       settings::text<O>("server", "tool_call_parser", [](O& o) -> auto& { return o.http.tool_call_parser; },

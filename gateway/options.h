@@ -54,6 +54,14 @@ struct HttpOptions {
   // a parser). Without them a request with tools must say "none", "required" or name a function.
   std::string tool_call_parser;
   bool enable_auto_tool_choice = false;
+  // [server] open connections at most; past it a new connection gets a 503 and is closed. 0 = the
+  // descriptor limit (raised to its hard limit at start) less headroom (connection_limit.h).
+  int64_t max_connections = 0;
+  // [server] requests in flight per tenant at most; more get 429 (0 = no cap but max_inflight).
+  int max_in_flight_per_tenant = 0;
+  // [server] tenant_key: who a tenant is, "user" (the OpenAI `user` field) or "api_key" (the key
+  // in `Authorization: Bearer`); requests without one are the tenant "".
+  std::string tenant_key = "user";
 };
 
 // Its served_model_name, max_in_flight, api_keys and max_message_bytes (max_body_bytes) are the
@@ -68,6 +76,10 @@ struct ZmqEndpointOptions {
   // client can make the gateway buffer more than HTTP's body cap (max_body_bytes) per message.
   int64_t max_message_bytes = 8 << 20;
   std::vector<std::string> api_keys;  // when not empty, a GenerateRequest needs one in its api_key
+  // [server] zmq_curve_secret_key_file, zmq_curve_client_keys_file: CURVE (gateway/zmq_curve.h)
+  // when both are set; "" = none, refused beyond loopback when api_keys are required.
+  std::string curve_secret_key_file;
+  std::string curve_client_keys_file;
 };
 
 struct GatewayOptions {
@@ -82,7 +94,8 @@ struct GatewayOptions {
 
 // [server]: host, port, zmq_endpoint, served_model_name, served_model_aliases, io_threads,
 // max_inflight, max_body_bytes, max_logprobs, log_requests, generation_config, reasoning_parser,
-// api_keys, shutdown_grace_s, tool_call_parser, enable_auto_tool_choice.
+// api_keys, shutdown_grace_s, tool_call_parser, enable_auto_tool_choice, max_connections,
+// max_inflight_per_tenant, tenant_key, zmq_curve_secret_key_file, zmq_curve_client_keys_file.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

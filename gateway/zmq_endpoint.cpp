@@ -10,6 +10,7 @@
 
 #include "gateway/api_error.h"
 #include "gateway/openai_request.h"
+#include "gateway/zmq_curve.h"
 #include "protocol/envelope.h"
 
 namespace zinfer::gateway {
@@ -71,6 +72,7 @@ void ZmqEndpoint::start() {
   router_->set(zmq::sockopt::sndhwm, options_.send_high_water_mark);
   router_->set(zmq::sockopt::maxmsgsize, options_.max_message_bytes);
   router_->set(zmq::sockopt::linger, 0);
+  secure(*router_);
   try {
     router_->bind(options_.bind);
   } catch (const zmq::error_t& e) {
@@ -79,6 +81,37 @@ void ZmqEndpoint::start() {
   }
   endpoint_ = router_->get(zmq::sockopt::last_endpoint);
   thread_ = std::thread([this] { run(); });
+}
+
+// CURVE when its keys are configured (gateway/zmq_curve.h); without them, API keys must not
+// cross a network in clear, so an endpoint beyond loopback that requires keys does not start.
+void ZmqEndpoint::secure(zmq::socket_t& router) {
+  const bool secret = !options_.curve_secret_key_file.empty();
+  const bool clients = !options_.curve_client_keys_file.empty();
+  if (!secret && !clients) {
+    if (!options_.api_keys.empty() && !is_local_zmq_endpoint(options_.bind)) {
+      throw std::runtime_error(
+          "gateway: the ZeroMQ endpoint " + options_.bind +
+          " listens beyond this host's loopback and requires API keys, which would cross the network in clear: set "
+          "[server] zmq_curve_secret_key_file and zmq_curve_client_keys_file (CURVE, docs/protocol.md), or bind it "
+          "to a loopback address or an ipc:// path");
+    }
+    return;
+  }
+  if (!secret || !clients) {
+    throw std::runtime_error(
+        "gateway: [server] zmq_curve_secret_key_file and zmq_curve_client_keys_file go together (CURVE needs the "
+        "server's secret key and the clients' public keys)");
+  }
+  if (options_.bind.rfind("inproc://", 0) == 0) {
+    throw std::runtime_error("gateway: CURVE needs a tcp:// or ipc:// ZeroMQ endpoint, not " + options_.bind);
+  }
+  CurveKeys keys = load_curve_keys(options_.curve_secret_key_file, options_.curve_client_keys_file);
+  zap_ = std::make_unique<ZapHandler>(*context_, keys.client_publics);
+  router.set(zmq::sockopt::curve_server, 1);
+  router.set(zmq::sockopt::curve_secretkey, keys.server_secret);
+  router.set(zmq::sockopt::zap_domain, "zinfer");
+  curve_public_key_ = keys.server_public;
 }
 
 void ZmqEndpoint::stop() {
@@ -92,10 +125,14 @@ void ZmqEndpoint::stop() {
 }
 
 void ZmqEndpoint::run() {
-  zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0}, {nullptr, inbox_->fd, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0},
+                             {nullptr, inbox_->fd, ZMQ_POLLIN, 0},
+                             {zap_ ? zap_->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+  const size_t num_items = zap_ ? 3 : 2;
   for (;;) {
     // Frames held back for slow clients are retried every few milliseconds until they go out.
-    zmq::poll(items, 2, std::chrono::milliseconds(backlog_.empty() ? -1 : 5));
+    zmq::poll(items, num_items, std::chrono::milliseconds(backlog_.empty() ? -1 : 5));
+    if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_->handle();
     flush_backlogs();
     if (items[1].revents & ZMQ_POLLIN) {
       {
@@ -148,6 +185,7 @@ void ZmqEndpoint::run() {
   by_client_.clear();
   backlog_.clear();
   router_.reset();
+  zap_.reset();
 }
 
 void ZmqEndpoint::drain_inbox() {

@@ -21,6 +21,7 @@
 #include "gateway/in_flight.h"
 #include "gateway/metrics.h"
 #include "gateway/options.h"
+#include "gateway/zmq_curve.h"
 
 namespace zinfer::gateway {
 
@@ -47,6 +48,8 @@ class ZmqEndpoint {
 
   // The bound address, with the port resolved when bind used "*".
   const std::string& endpoint() const { return endpoint_; }
+  // With CURVE: the server's public key (Z85), which clients need; "" without.
+  const std::string& curve_public_key() const { return curve_public_key_; }
 
   struct Inbox;  // engine events waiting for the serving thread (defined in the .cpp)
 
@@ -60,6 +63,7 @@ class ZmqEndpoint {
     InFlightLimiter::Token token;
   };
 
+  void secure(zmq::socket_t& router);
   void run();
   void on_frame(const std::string& identity, const std::string& payload);
   void on_generate(const std::string& identity, protocol::GenerateRequest request);
@@ -85,6 +89,8 @@ class ZmqEndpoint {
   std::unique_ptr<zmq::context_t> own_context_;
   zmq::context_t* context_;
   std::unique_ptr<zmq::socket_t> router_;
+  std::unique_ptr<ZapHandler> zap_;  // with CURVE: admits the listed client keys
+  std::string curve_public_key_;
   std::shared_ptr<Inbox> inbox_;
   InFlightLimiter limiter_;
   ApiKeys api_keys_;

@@ -1,6 +1,7 @@
 #include "runtime/runtime_config.h"
 
 #include <algorithm>
+#include "runtime/private_dir.h"
 
 namespace zinfer::runtime {
 
@@ -23,18 +24,30 @@ std::function<std::string(const settings::Value&)> endpoint_rule(bool one_to_one
   };
 }
 
+// {runtime_dir} in an endpoint becomes the deployment's private directory (runtime/private_dir.h)
+// as the setting is read, so that every user of the endpoint sees the real path.
+settings::Setting<EndpointsConfig> in_runtime_dir(settings::Setting<EndpointsConfig> s) {
+  s.set = [set = std::move(s.set)](EndpointsConfig& e, const settings::Value& v) {
+    set(e, settings::Value(expand_runtime_dir(std::get<std::string>(v))));
+  };
+  return s;
+}
+
 }  // namespace
 
 const settings::Settings<EndpointsConfig>& endpoint_settings() {
   using E = EndpointsConfig;
   static const settings::Settings<E> s = {
-      settings::text<E>("endpoints", "tokenizer", &E::tokenizer, {}, "the tokenizer actor's endpoint", endpoint_rule(false)),
-      settings::text<E>("endpoints", "scheduler", &E::scheduler, {}, "the scheduler actor's endpoint", endpoint_rule(false)),
-      settings::text<E>("endpoints", "executor", &E::executor, {}, "the executor actor's endpoint (shm:// allowed)",
-                        endpoint_rule(true)),
-      settings::text<E>("endpoints", "detokenizer", &E::detokenizer, {}, "the detokenizer actor's endpoint (shm:// allowed)",
-                        endpoint_rule(true)),
-      settings::text<E>("endpoints", "gateway", &E::gateway, {}, "the gateway actor's endpoint", endpoint_rule(false)),
+      in_runtime_dir(settings::text<E>("endpoints", "tokenizer", &E::tokenizer, {}, "the tokenizer actor's endpoint",
+                                       endpoint_rule(false))),
+      in_runtime_dir(settings::text<E>("endpoints", "scheduler", &E::scheduler, {}, "the scheduler actor's endpoint",
+                                       endpoint_rule(false))),
+      in_runtime_dir(settings::text<E>("endpoints", "executor", &E::executor, {},
+                                       "the executor actor's endpoint (shm:// allowed)", endpoint_rule(true))),
+      in_runtime_dir(settings::text<E>("endpoints", "detokenizer", &E::detokenizer, {},
+                                       "the detokenizer actor's endpoint (shm:// allowed)", endpoint_rule(true))),
+      in_runtime_dir(settings::text<E>("endpoints", "gateway", &E::gateway, {}, "the gateway actor's endpoint",
+                                       endpoint_rule(false))),
   };
   return s;
 }

@@ -13,7 +13,8 @@ namespace zinfer::runtime {
 // Where each actor listens. inproc:// when the actors are threads of one process, ipc:// when
 // they are processes of one host; the same actor code runs on either. The executor's and the
 // detokenizer's endpoints (one sender each: the scheduler) may also be shm://<path>, a
-// shared-memory ring between processes (runtime/shm_link.h); the others may not.
+// shared-memory ring between processes (runtime/shm_link.h); the others may not. An ipc:// or
+// shm:// path may start with {runtime_dir}: the deployment's private directory (private_dir.h).
 struct EndpointsConfig {
   std::string tokenizer = "inproc://zinfer-tokenizer";
   std::string scheduler = "inproc://zinfer-scheduler";

@@ -14,6 +14,18 @@ const BlockHash& root_block_hash() {
   return root;
 }
 
+BlockHash salted_root_hash(std::string_view salt) {
+  if (salt.empty()) return root_block_hash();
+  Sha256 sha;
+  sha.update(root_block_hash().bytes);
+  constexpr std::string_view kLabel = "cache_salt";
+  sha.update(std::span(reinterpret_cast<const uint8_t*>(kLabel.data()), kLabel.size()));
+  sha.update(std::span(reinterpret_cast<const uint8_t*>(salt.data()), salt.size()));
+  BlockHash h;
+  h.bytes = sha.finish();
+  return h;
+}
+
 BlockHash chain_block_hash(const BlockHash& parent, std::span<const int32_t> tokens) {
   Sha256 sha;
   sha.update(parent.bytes);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <span>
+#include <string_view>
 
 #include "actors/kv/sha256.h"
 
@@ -26,6 +27,10 @@ struct BlockHash {
 
 // The "parent" of the first block of every sequence: SHA-256 of a fixed label.
 const BlockHash& root_block_hash();
+
+// The parent of the first block of a request with a cache salt (vLLM's cache_salt): SHA-256 of
+// the root and the salt, so that requests with different salts never share a block. "" = the root.
+BlockHash salted_root_hash(std::string_view salt);
 
 // Key of a block holding `tokens` whose preceding block has key `parent`: SHA-256 over the
 // parent's 32 bytes, then each token as 4 bytes little-endian.

@@ -54,8 +54,11 @@ void BlockManager::release_all(BlockPool& pool, const std::vector<int32_t>& tabl
   for (auto it = table.rbegin(); it != table.rend(); ++it) pool.release(*it);
 }
 
-PrefixMatch BlockManager::match_prefix(std::span<const int32_t> tokens, int32_t max_cached_tokens) const {
+PrefixMatch BlockManager::match_prefix(std::span<const int32_t> tokens, int32_t max_cached_tokens,
+                                       const BlockHash& root) const {
   PrefixMatch m;
+  m.root = root;
+  m.last_hash = root;
   m.version = version_;
   m.num_looked_up = static_cast<int32_t>(tokens.size());
   if (!config_.enable_prefix_caching) return m;
@@ -124,6 +127,7 @@ Allocation BlockManager::commit(const AllocationPlan& plan) {
     fresh.table = plan.prefix.blocks;
     fresh.num_slots = plan.prefix.num_tokens;
     fresh.num_hashed = static_cast<int32_t>(plan.prefix.blocks.size());
+    fresh.root = plan.prefix.root;
     fresh.last_hash = plan.prefix.last_hash;
     fresh.generation = next_generation_++;
     lookup_tokens_ += plan.prefix.num_looked_up;
@@ -180,7 +184,7 @@ void BlockManager::cache_full_blocks(uint64_t seq_id, std::span<const int32_t> t
     throw std::invalid_argument("BlockManager: " + seq_name(seq_id) + " has " + std::to_string(full) +
                                 " full blocks but only " + std::to_string(tokens.size()) + " tokens were given");
   }
-  if (s.num_hashed == 0) s.last_hash = root_block_hash();
+  if (s.num_hashed == 0) s.last_hash = s.root;
   for (int32_t i = s.num_hashed; i < full; ++i) {
     auto block_tokens = tokens.subspan(static_cast<size_t>(i) * bs, bs);
     const BlockHash parent = s.last_hash;
@@ -216,7 +220,7 @@ std::vector<protocol::BlockCopy> BlockManager::commit_swap_out(const SwapPlan& p
   s.generation = next_generation_++;
   s.where = Residence::kHost;
   s.num_hashed = 0;  // its device blocks are new after swap-in; they are hashed again then
-  s.last_hash = root_block_hash();
+  s.last_hash = s.root;
   ++version_;
   return copies;
 }

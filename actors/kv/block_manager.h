@@ -41,7 +41,10 @@ class BlockManager {
   // ---- allocation -----------------------------------------------------------------------------
   // The cached blocks a sequence with these tokens may start with, covering at most
   // `max_cached_tokens` positions (the caller keeps at least one token to compute).
-  PrefixMatch match_prefix(std::span<const int32_t> tokens, int32_t max_cached_tokens) const;
+  // `root` is the parent key of the first block: salted_root_hash(request's cache_salt); a new
+  // sequence allocated with this match keys its blocks from it.
+  PrefixMatch match_prefix(std::span<const int32_t> tokens, int32_t max_cached_tokens,
+                           const BlockHash& root = root_block_hash()) const;
   // Plans slots for positions [0, target_slots) of `seq_id`. A sequence without blocks starts
   // from `prefix` (may be null: no cache hit); one with blocks grows its table, copying its last
   // block first when it is shared and partly filled and the new positions start inside it.
@@ -90,6 +93,7 @@ class BlockManager {
     int32_t num_slots = 0;      // positions with a slot
     Residence where = Residence::kDevice;
     int32_t num_hashed = 0;     // leading blocks whose chain key is known
+    BlockHash root = root_block_hash();       // the parent key of its first block (cache salt)
     BlockHash last_hash = root_block_hash();  // chain key of block num_hashed - 1 (root when 0)
     uint64_t generation = 0;    // table_generation()
   };

@@ -20,6 +20,7 @@ struct KvConfig {
 // The cached full blocks a new sequence can start with.
 struct PrefixMatch {
   std::vector<int32_t> blocks;   // device blocks, in order
+  BlockHash root = root_block_hash();       // the parent of the first block (salted_root_hash)
   BlockHash last_hash = root_block_hash();  // chain key of the last matched block
   int32_t num_tokens = 0;        // blocks.size() * block_size
   int32_t num_looked_up = 0;     // tokens offered for the lookup (hit-rate denominator)

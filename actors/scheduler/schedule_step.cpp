@@ -27,8 +27,61 @@ bool SchedulerCore::awaits_last_result(const Sequence& s) const {
 }
 
 int32_t SchedulerCore::chunk_room(const StepBuilder& b) const {
-  const int32_t cap = config_.long_prefill_token_threshold;
-  return cap > 0 ? std::min(b.budget, cap) : b.budget;
+  int32_t room = b.budget;
+  if (config_.long_prefill_token_threshold > 0) room = std::min(room, config_.long_prefill_token_threshold);
+  if (b.prefill_share > 0) room = std::min(room, b.prefill_share);
+  return room;
+}
+
+bool SchedulerCore::partial_prefills() const { return config_.max_num_partial_prefills > 1; }
+
+bool SchedulerCore::is_long_prefill(int32_t uncached) const {
+  return partial_prefills() && long_threshold_ > 0 && uncached > long_threshold_;
+}
+
+// May a prompt with `uncached` tokens to compute take part in this step? At most
+// max_num_partial_prefills prompts per step, of which at most max_long_partial_prefills long.
+SchedulerCore::PrefillSlot SchedulerCore::prefill_slot(const StepBuilder& b, int32_t uncached) const {
+  if (!partial_prefills() || uncached <= 1) return PrefillSlot::kYes;
+  if (b.num_prefills >= config_.max_num_partial_prefills) return PrefillSlot::kFull;
+  if (is_long_prefill(uncached) && b.num_long_prefills >= config_.max_long_partial_prefills) return PrefillSlot::kNotLong;
+  return PrefillSlot::kYes;
+}
+
+void SchedulerCore::count_prefill(StepBuilder& b, int32_t uncached) const {
+  if (!partial_prefills() || uncached <= 1) return;
+  ++b.num_prefills;
+  if (is_long_prefill(uncached)) ++b.num_long_prefills;
+}
+
+// Each prompt's chunk is at most the budget over the prompts that may compute in this step (vLLM's
+// partial-prefill budget): the running prompts, then the waiting ones in line as admission would
+// take them (a long one past max_long_partial_prefills is passed over), up to
+// max_num_partial_prefills. Waiting prompts are judged by their length without the prefix cache.
+int32_t SchedulerCore::prefill_share() const {
+  if (!partial_prefills()) return 0;
+  const int32_t max_prefills = config_.max_num_partial_prefills;
+  int32_t prefills = 0;
+  int32_t longs = 0;
+  for (const Sequence* s : running_) {
+    if (s->status != SeqStatus::kRunning || awaits_last_result(*s)) continue;
+    const int32_t remaining = target_len(*s) - s->num_computed;
+    if (remaining <= 1) continue;
+    ++prefills;
+    if (is_long_prefill(remaining)) ++longs;
+  }
+  const size_t scan = std::min<size_t>(waiting_.size(), static_cast<size_t>(config_.max_num_seqs));
+  for (size_t i = 0; i < scan && prefills < max_prefills; ++i) {
+    const Sequence& s = waiting_.at(i);
+    const int32_t remaining = target_len(s) - s.num_computed;
+    if (is_long_prefill(remaining)) {
+      if (longs >= config_.max_long_partial_prefills) continue;
+      ++longs;
+    }
+    ++prefills;
+  }
+  prefills = std::clamp(prefills, 1, max_prefills);
+  return std::max(1, config_.max_num_batched_tokens / prefills);
 }
 
 std::optional<protocol::StepPlan> SchedulerCore::schedule() {
@@ -37,6 +90,7 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   b.plan.step_id = next_step_id_;
   b.record.step_id = next_step_id_;
   b.budget = config_.max_num_batched_tokens;
+  b.prefill_share = prefill_share();
   b.plan.seqs = std::move(spare_seqs_);
   b.record.works = std::move(spare_works_);
   b.record.works.clear();
@@ -105,8 +159,10 @@ void SchedulerCore::schedule_running(StepBuilder& b, bool decodes) {
     const int32_t remaining = target_len(s) - s.num_computed;
     if (remaining <= 0 || (remaining == 1) != decodes) continue;
     if (b.num_seqs >= config_.max_num_seqs || b.budget <= 0) return;
+    if (!decodes && prefill_slot(b, remaining) != PrefillSlot::kYes) continue;
     const int32_t num_new = std::min(remaining, chunk_room(b));
     if (!allocate_or_preempt(b, s, s.num_computed + num_new)) continue;
+    if (!decodes) count_prefill(b, remaining);
     emit_work(b, s, num_new);
   }
 }
@@ -136,8 +192,9 @@ void SchedulerCore::schedule_swapped(StepBuilder& b) {
 }
 
 void SchedulerCore::schedule_waiting(StepBuilder& b) {
-  while (!waiting_.empty() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
-    Sequence& s = waiting_.front();
+  size_t at = 0;  // the first in line not passed over (a long prompt past max_long_partial_prefills)
+  while (at < waiting_.size() && b.num_seqs < config_.max_num_seqs && b.budget > 0) {
+    Sequence& s = waiting_.at(at);
     if (s.num_pending > 0) break;  // preempted with a token in flight: wait for it
     const bool leader = is_unforked_leader(s);
     const int32_t target = target_len(s);
@@ -145,11 +202,24 @@ void SchedulerCore::schedule_waiting(StepBuilder& b) {
     const int32_t max_cached = leader ? target : target - 1;
     const kv::PrefixMatch match =
         kv_.match_prefix(std::span<const int32_t>(s.tokens).first(static_cast<size_t>(target)), max_cached);
-    const int32_t num_new = std::min(target - match.num_tokens, chunk_room(b));
+    const int32_t uncached = target - match.num_tokens;
+    const PrefillSlot slot = prefill_slot(b, uncached);
+    if (slot == PrefillSlot::kFull) break;
+    if (slot == PrefillSlot::kNotLong) {
+      // The short prompts behind it go first; the scan is bounded like a step's sequences.
+      if (++at >= static_cast<size_t>(config_.max_num_seqs)) break;
+      continue;
+    }
+    const int32_t num_new = std::min(uncached, chunk_room(b));
     const kv::AllocationPlan alloc = kv_.plan_allocation(s.seq_id, match.num_tokens + num_new, &match);
     if (!alloc.feasible) break;  // admission never preempts; the policy's order is kept
     const kv::Allocation a = kv_.commit(alloc);
-    waiting_.pop_front();
+    if (at == 0) {
+      waiting_.pop_front();
+    } else {
+      waiting_.erase(s);
+    }
+    count_prefill(b, uncached);
     s.status = SeqStatus::kRunning;
     s.full_blocks_registered = -1;
     s.num_computed = a.num_cached_tokens;

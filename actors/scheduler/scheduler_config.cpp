@@ -1,7 +1,7 @@
 #include "actors/scheduler/scheduler_config.h"
 
+#include <algorithm>
 #include <limits>
-
 #include <stdexcept>
 
 #include "actors/scheduler/policies/scheduling_policy.h"
@@ -30,9 +30,24 @@ void SchedulerConfig::validate() const {
   require(num_host_blocks >= 0, "num_host_blocks must be >= 0, got " + std::to_string(num_host_blocks));
   require(long_prefill_token_threshold >= 0,
           "long_prefill_token_threshold must be >= 0, got " + std::to_string(long_prefill_token_threshold));
+  require(max_num_partial_prefills >= 1,
+          "max_num_partial_prefills must be >= 1, got " + std::to_string(max_num_partial_prefills));
+  require(max_long_partial_prefills >= 1 && max_long_partial_prefills <= max_num_partial_prefills,
+          "max_long_partial_prefills must be 1 to max_num_partial_prefills (" +
+              std::to_string(max_num_partial_prefills) + "), got " + std::to_string(max_long_partial_prefills));
   require(max_plans_in_flight >= 1 && max_plans_in_flight <= kMaxPlansInFlight,
           "max_plans_in_flight must be 1 to " + std::to_string(kMaxPlansInFlight) + ", got " +
               std::to_string(max_plans_in_flight));
+}
+
+int32_t SchedulerConfig::long_prefill_threshold() const {
+  if (long_prefill_token_threshold > 0) return long_prefill_token_threshold;
+  // vLLM's 4% of the context, but never below a prompt's share of a step: a prompt that fits its
+  // share is not long, whatever the context (4% of a small one would make every prompt long).
+  if (max_num_partial_prefills > 1) {
+    return std::max({1, static_cast<int32_t>(max_model_len * 0.04), max_num_batched_tokens / max_num_partial_prefills});
+  }
+  return 0;
 }
 
 kv::KvConfig SchedulerConfig::kv_config() const {
@@ -61,6 +76,12 @@ const settings::Settings<SchedulerConfig>& scheduler_settings() {
       settings::integer<C>("scheduler", "long_prefill_token_threshold", &C::long_prefill_token_threshold, 0, 1 << 20,
                            "prompt tokens one sequence computes in a step at most (0 = the step's budget); "
                            "smaller chunks shorten the steps of the decodes beside them"),
+      settings::integer<C>("scheduler", "max_num_partial_prefills", &C::max_num_partial_prefills, 1, 1024,
+                           "prompts computing chunks in one step at most, each with an equal share of the "
+                           "budget (1 = one prompt may take the whole budget)"),
+      settings::integer<C>("scheduler", "max_long_partial_prefills", &C::max_long_partial_prefills, 1, 1024,
+                           "of those, long prompts at most (longer than long_prefill_token_threshold, "
+                           "or 4% of max_model_len when that is 0); short ones go past the others"),
       settings::integer<C>("scheduler", "seed", &C::seed, -1, std::numeric_limits<int64_t>::max(),
                            "-1 = unseeded requests are random; else they get seeds from this and their "
                            "order of arrival (reproducible runs)"),
@@ -74,6 +95,10 @@ std::string check_settings(const SchedulerConfig& c) {
   if (c.max_num_batched_tokens < c.max_num_seqs) {
     return "scheduler.max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
            ") must be at least scheduler.max_num_seqs (" + std::to_string(c.max_num_seqs) + ")";
+  }
+  if (c.max_long_partial_prefills > c.max_num_partial_prefills) {
+    return "scheduler.max_long_partial_prefills (" + std::to_string(c.max_long_partial_prefills) +
+           ") must be at most scheduler.max_num_partial_prefills (" + std::to_string(c.max_num_partial_prefills) + ")";
   }
   return "";
 }

@@ -51,17 +51,30 @@ struct SchedulerConfig {
   // inter-token latency of the running sequences at the cost of more steps per prompt (vLLM's
   // long_prefill_token_threshold).
   int32_t long_prefill_token_threshold = 0;
+  // [scheduler] Partial prefills (vLLM's max_num_partial_prefills, max_long_partial_prefills): at
+  // most this many prompts compute chunks in one step, and each chunk is at most the step's budget
+  // divided by the number of prompts in line (up to this many), so a long prompt leaves room for
+  // the short ones that arrive beside it. 1 turns the rule off (one prompt may take the budget).
+  int32_t max_num_partial_prefills = 4;
+  // [scheduler] Of those, at most this many are long (more uncached prompt tokens than
+  // long_prefill_threshold()); a long waiting prompt beyond it lets the short ones behind it in.
+  int32_t max_long_partial_prefills = 1;
   // Plans carry each block table after the prefix earlier plans sent (protocol 1.2,
   // protocol/block_table_delta.h); the executor must keep a BlockTableMirror. Off: whole tables.
   bool block_table_deltas = false;
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
+  // The uncached prompt length above which a prompt is long: long_prefill_token_threshold when
+  // set, else (partial prefills on) 4% of max_model_len as vLLM derives it but at least
+  // max_num_batched_tokens / max_num_partial_prefills, else 0 (none is long).
+  int32_t long_prefill_threshold() const;
   kv::KvConfig kv_config() const;
 };
 
 // The settings a config file sets: [scheduler] policy, preemption, max_num_seqs,
-// max_num_batched_tokens, max_plans_in_flight, long_prefill_token_threshold and [cache]
+// max_num_batched_tokens, max_plans_in_flight, long_prefill_token_threshold,
+// max_num_partial_prefills, max_long_partial_prefills and [cache]
 // enable_prefix_caching. The policy's
 // allowed names are policy_names() (policies/scheduling_policy.h).
 const settings::Settings<SchedulerConfig>& scheduler_settings();

@@ -12,6 +12,7 @@ namespace zinfer::scheduler {
 
 SchedulerCore::SchedulerCore(SchedulerConfig config)
     : config_((config.validate(), std::move(config))),
+      long_threshold_(config_.long_prefill_threshold()),
       policy_(make_policy(config_.policy)),
       kv_(config_.kv_config()),
       waiting_(*policy_),

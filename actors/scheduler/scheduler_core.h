@@ -15,6 +15,10 @@
 // swapped out) waiting sequences are admitted in policy order, each with a chunk of at most the
 // remaining token budget; at most max_num_seqs sequences take part in a step. A waiting sequence
 // that does not fit stops admission (the policy's order is kept; admission never preempts).
+// Partial prefills (max_num_partial_prefills > 1): at most that many prompts compute chunks in a
+// step, each chunk at most the budget divided by the prompts in line (up to that many), and at
+// most max_long_partial_prefills of them long: a long waiting prompt past that cap is passed over
+// so that the short ones behind it start beside the long one already running.
 // When a running sequence needs a block and none is free, the running sequence the policy
 // serves last (not yet planned in this step) is preempted, possibly the one asking: `swap`
 // copies its blocks to the host pool (swap_out in the plan) or, when the host pool is full,
@@ -146,13 +150,22 @@ class SchedulerCore {
     int32_t num_seqs = 0;
     bool preempted_any = false;
     bool forked_ready = false;  // samples forked in this step that may run in it
+    int32_t prefill_share = 0;  // the most tokens of one prompt's chunk (0: no partial-prefill rule)
+    int32_t num_prefills = 0;   // prompts computing a chunk in this step (partial prefills)
+    int32_t num_long_prefills = 0;
   };
+  enum class PrefillSlot { kYes, kFull, kNotLong };
 
   // schedule_step.cpp
   int32_t target_len(const Sequence& s) const;
   // Tokens one sequence may add in this step: the step's budget left, capped by
-  // long_prefill_token_threshold when it is set.
+  // long_prefill_token_threshold when it is set and by the step's prefill share.
   int32_t chunk_room(const StepBuilder& b) const;
+  bool partial_prefills() const;
+  bool is_long_prefill(int32_t uncached) const;
+  PrefillSlot prefill_slot(const StepBuilder& b, int32_t uncached) const;
+  void count_prefill(StepBuilder& b, int32_t uncached) const;
+  int32_t prefill_share() const;
   bool awaits_last_result(const Sequence& s) const;
   void schedule_running(StepBuilder& b, bool decodes);
   void schedule_swapped(StepBuilder& b);
@@ -183,6 +196,7 @@ class SchedulerCore {
   Sequence* find_seq(uint64_t seq_id);
 
   SchedulerConfig config_;
+  int32_t long_threshold_;  // config_.long_prefill_threshold()
   std::unique_ptr<SchedulingPolicy> policy_;
   kv::BlockManager kv_;
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;

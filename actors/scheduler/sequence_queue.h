@@ -21,6 +21,8 @@ class SequenceQueue {
   size_t size() const { return entries_.size() - head_; }
   // The first in line; the queue must not be empty.
   Sequence& front() const { return *entries_[head_].seq; }
+  // The i-th in line (0 = front); i < size().
+  Sequence& at(size_t i) const { return *entries_[head_ + i].seq; }
   void pop_front();
   void insert(Sequence& s);
   // Removes `s` if it is queued here.

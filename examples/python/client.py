@@ -5,6 +5,9 @@ python3-zmq and python3-msgpack.
     /usr/bin/python3 examples/python/client.py --endpoint tcp://127.0.0.1:5555 \
         --prompt "Hello" --max-tokens 16 [--temperature T] [--seed S] [--json]
 
+With CURVE (the server's [server] zmq_curve_* settings): --curve-server-key server.pub
+--curve-secret-key-file client.key.
+
 Prints the text as it streams, or with --json one object {"token_ids": [...], "text": "..."}.
 Exit status: 0 finished, 1 ErrorReply, 2 bad usage, 3 timeout.
 """
@@ -42,6 +45,22 @@ def decode(frame):
     return message_type, payload
 
 
+def read_key(path):
+    """The first Z85 key of a key file ('#' comment lines; a key may be quoted), as the server reads them."""
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#"):  # a comment is a whole line: '#' is also a Z85 character
+                continue
+            if '"' in line:
+                line = line.split('"')[1]
+            if line:
+                if len(line) != 40:
+                    raise SystemExit(f"{path}: not a Z85 CURVE key")
+                return line.encode()
+    raise SystemExit(f"{path} holds no key")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--endpoint", default="tcp://127.0.0.1:5555")
@@ -55,11 +74,22 @@ def main():
     parser.add_argument("--timeout-ms", type=int, default=120000)
     parser.add_argument("--api-key", default=os.environ.get("ZINFER_API_KEY", ""),
                         help="the gateway's API key (default: $ZINFER_API_KEY); sent only when set")
+    parser.add_argument("--curve-server-key", default="",
+                        help="CURVE: a file with the server's public key (docs/protocol.md, Access)")
+    parser.add_argument("--curve-secret-key-file", default="",
+                        help="CURVE: a file with this client's secret key (the server lists its public key)")
     args = parser.parse_args()
 
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
+    if args.curve_server_key or args.curve_secret_key_file:
+        if not (args.curve_server_key and args.curve_secret_key_file):
+            raise SystemExit("--curve-server-key and --curve-secret-key-file go together")
+        secret = read_key(args.curve_secret_key_file)
+        sock.curve_serverkey = read_key(args.curve_server_key)
+        sock.curve_secretkey = secret
+        sock.curve_publickey = zmq.curve_public(secret)
     sock.connect(args.endpoint)
 
     request_id = 1  # one request per connection: any non-zero id is unique on it

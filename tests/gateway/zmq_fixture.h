@@ -1,6 +1,7 @@
 // A ZmqEndpoint on an ephemeral tcp port in front of a FakeEngine, and a DEALER client helper.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -15,8 +16,11 @@ namespace zinfer::gateway::testing {
 
 class ZmqClient {
  public:
-  ZmqClient(zmq::context_t& ctx, const std::string& endpoint) : socket_(ctx, zmq::socket_type::dealer) {
+  ZmqClient(zmq::context_t& ctx, const std::string& endpoint,
+            const std::function<void(zmq::socket_t&)>& configure = nullptr)
+      : socket_(ctx, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    if (configure) configure(socket_);  // options that must precede connect (CURVE keys)
     socket_.connect(endpoint);
   }
 

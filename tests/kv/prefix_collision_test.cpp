@@ -102,5 +102,33 @@ TEST(PrefixCollision, ABlockComputedAfterAnotherPrefixIsNeverHit) {
   EXPECT_EQ(m.match_prefix(seq2, static_cast<int32_t>(seq2.size()) - 1).num_tokens, 0);
 }
 
+// Salted roots (vLLM's cache_salt): blocks cached under one salt are found under that salt only,
+// never under another or none, and a salted sequence registers its blocks under its own root
+// again after a swap-out (its root is kept with its table).
+TEST(PrefixSalt, BlocksAreSharedOnlyUnderTheSameSalt) {
+  KvConfig config;
+  config.block_size = kBs;
+  config.num_device_blocks = 8;
+  BlockManager m(config);
+  const auto toks = concat({block_a(), block_c()}, 3);  // 2 full blocks + 3 tokens
+  const BlockHash salt_a = salted_root_hash("tenant-a");
+  EXPECT_EQ(salted_root_hash(""), root_block_hash());
+  EXPECT_NE(salt_a, salted_root_hash("tenant-b"));
+  PrefixMatch first = m.match_prefix(toks, static_cast<int32_t>(toks.size()) - 1, salt_a);
+  AllocationPlan plan = m.plan_allocation(1, static_cast<int32_t>(toks.size()), &first);
+  ASSERT_TRUE(plan.feasible);
+  m.commit(plan);
+  m.cache_full_blocks(1, toks, static_cast<int32_t>(toks.size()));
+  const int32_t most = static_cast<int32_t>(toks.size()) - 1;
+  EXPECT_EQ(m.match_prefix(toks, most, salt_a).num_tokens, 2 * kBs);
+  EXPECT_EQ(m.match_prefix(toks, most, salted_root_hash("tenant-b")).num_tokens, 0);
+  EXPECT_EQ(m.match_prefix(toks, most).num_tokens, 0);  // unsalted
+  // And the other way: unsalted blocks are not found under a salt.
+  admit(m, 2, concat({block_b()}, 1));
+  m.cache_full_blocks(2, concat({block_b()}, 1), kBs);
+  EXPECT_EQ(m.match_prefix(concat({block_b()}, 1), kBs).num_tokens, kBs);
+  EXPECT_EQ(m.match_prefix(concat({block_b()}, 1), kBs, salt_a).num_tokens, 0);
+}
+
 }  // namespace
 }  // namespace zinfer::kv

@@ -81,7 +81,8 @@ TEST(ServeFlags, FlagsReachTheSchedulerAndTheCache) {
       serve({"models/x", "--max-model-len", "512", "--max-num-seqs", "8", "--max-num-batched-tokens", "96",
              "--block-size", "32", "--gpu-memory-utilization", "0.5", "--num-gpu-blocks-override", "77",
              "--swap-space", "1.5", "--no-enable-prefix-caching", "--scheduling-policy", "priority",
-             "--preemption-mode", "swap", "--seed", "42", "--long-prefill-token-threshold", "64", "--dtype",
+             "--preemption-mode", "swap", "--seed", "42", "--long-prefill-token-threshold", "64", "--max-num-partial-prefills", "3",
+             "--max-long-partial-prefills", "2", "--dtype",
              "bfloat16", "--device", "synthetic", "--tensor-parallel-size", "2"});
   protocol::ExecutorInfo executor;
   executor.block_size = 32;
@@ -95,6 +96,8 @@ TEST(ServeFlags, FlagsReachTheSchedulerAndTheCache) {
   EXPECT_EQ(s.preemption, scheduler::PreemptionMode::kSwap);
   EXPECT_EQ(s.seed, 42);
   EXPECT_EQ(s.long_prefill_token_threshold, 64);
+  EXPECT_EQ(s.max_num_partial_prefills, 3);
+  EXPECT_EQ(s.max_long_partial_prefills, 2);
   const gpu::BackendOptions b = actors::backend_options(c);
   EXPECT_EQ(b.max_model_len, 512);
   EXPECT_EQ(b.block_size, 32);

@@ -101,6 +101,7 @@ TEST(Batching, DecodesComeBeforePrefillChunks) {
 TEST(Batching, LongPrefillThresholdCapsEachPromptsChunk) {
   auto c = small_config();
   c.long_prefill_token_threshold = 12;
+  c.max_num_partial_prefills = 1;  // the threshold alone (with partial prefills both prompts are long: one at a time)
   SchedulerCore core(c);
   core.add_request(make_request(1, prompt_of(10, 1), 8));
   FakeExecutor exec(64, 0, 16, kVocab);

@@ -27,6 +27,8 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add(cmd, "scheduler.max_num_seqs", "--max-num-seqs");
   flags_.add(cmd, "scheduler.max_num_batched_tokens", "--max-num-batched-tokens");
   flags_.add(cmd, "scheduler.long_prefill_token_threshold", "--long-prefill-token-threshold");
+  flags_.add(cmd, "scheduler.max_num_partial_prefills", "--max-num-partial-prefills");
+  flags_.add(cmd, "scheduler.max_long_partial_prefills", "--max-long-partial-prefills");
   flags_.add(cmd, "cache.block_size", "--block-size");
   flags_.add(cmd, "cache.gpu_memory_utilization", "--gpu-memory-utilization");
   flags_.add(cmd, "cache.num_gpu_blocks", "--num-gpu-blocks-override");
@@ -40,6 +42,11 @@ void ServeFlags::add(CLI::App& cmd) {
 
   // zinfer's own settings, after their keys.
   flags_.add(cmd, "server.zmq_endpoint", "--zmq-endpoint");
+  flags_.add(cmd, "server.zmq_curve_secret_key_file", "--zmq-curve-secret-key-file");
+  flags_.add(cmd, "server.zmq_curve_client_keys_file", "--zmq-curve-client-keys-file");
+  flags_.add(cmd, "server.max_connections", "--max-connections");
+  flags_.add(cmd, "server.max_inflight_per_tenant", "--max-inflight-per-tenant");
+  flags_.add(cmd, "server.tenant_key", "--tenant-key");
   flags_.add(cmd, "server.io_threads", "--io-threads");
   flags_.add(cmd, "server.max_inflight", "--max-inflight");
   flags_.add(cmd, "server.max_body_bytes", "--max-body-bytes");
