@@ -16,6 +16,9 @@ Generation::Generation(OpenAiRequest request, uint64_t request_id, Metrics& metr
   if (mode.active() && req_.stream) {
     reasoning_.assign(choices_.size(), reasoning::ReasoningStream(*mode.parser, mode.starts_inside));
   }
+  if (req_.tools.parser) {
+    for (size_t i = 0; i < choices_.size(); ++i) tool_streams_.emplace_back(*req_.tools.parser, req_.tools.max_calls());
+  }
 }
 
 nlohmann::json Generation::response_body() const {
@@ -23,27 +26,27 @@ nlohmann::json Generation::response_body() const {
   const auto& mode = req_.reasoning;
   if (mode.active()) {
     for (size_t i = 0; i < choices_.size(); ++i) {
-      reasoning::put_reasoning_message(body["choices"][i]["message"],
-                                       reasoning::split_reasoning(*mode.parser, mode.starts_inside, choices_[i].text),
-                                       mode.include);
+      reasoning::ReasoningParts parts = reasoning::split_reasoning(*mode.parser, mode.starts_inside, choices_[i].text);
+      // A choice read for tool calls already has its content: the content part outside the calls.
+      if (!choices_[i].tool_calls.is_null()) parts.content = choices_[i].tool_content.is_string()
+                                                                  ? choices_[i].tool_content.get<std::string>()
+                                                                  : std::string();
+      reasoning::put_reasoning_message(body["choices"][i]["message"], parts, mode.include);
     }
   }
   return body;
 }
 
-nlohmann::json Generation::stream_chunk(const protocol::TextDelta& d, size_t text_offset) {
-  nlohmann::json chunk = delta_chunk(meta_, d, text_offset, req_.include_usage);
-  if (!reasoning_.empty()) {
-    auto& stream = reasoning_[d.index];
-    reasoning::ReasoningParts parts = stream.push(d.text);
-    if (!d.finish_reason.empty()) {
-      reasoning::ReasoningParts tail = stream.finish();
-      parts.reasoning += tail.reasoning;
-      parts.content += tail.content;
-    }
-    reasoning::put_reasoning_delta(chunk["choices"][0]["delta"], parts, req_.reasoning.include);
+reasoning::ReasoningParts Generation::split_delta(const protocol::TextDelta& d) {
+  if (reasoning_.empty()) return reasoning::ReasoningParts{"", d.text};
+  auto& stream = reasoning_[d.index];
+  reasoning::ReasoningParts parts = stream.push(d.text);
+  if (!d.finish_reason.empty()) {
+    reasoning::ReasoningParts tail = stream.finish();
+    parts.reasoning += tail.reasoning;
+    parts.content += tail.content;
   }
-  return chunk;
+  return parts;
 }
 
 Generation::Reaction Generation::on_event(const EngineEvent& event) {
@@ -74,7 +77,25 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
   size_t offset = choice.text.size();
   choice.add(d);
   timer_.on_delta(d);
-  if (choice.finished()) ++finished_count_;
+  // Reasoning first (reasoning_content), then the content part: text, or read for tool calls.
+  const reasoning::ReasoningParts parts = req_.stream ? split_delta(d) : reasoning::ReasoningParts{};
+  ToolCallStream* tools = tool_streams_.empty() ? nullptr : &tool_streams_[d.index];
+  std::vector<nlohmann::json> tool_deltas;
+  if (tools && req_.stream) tool_deltas = tools->feed(parts.content);
+  if (choice.finished()) {
+    ++finished_count_;
+    if (tools) {
+      if (!req_.stream) {  // read once, whole: the content part of the text
+        const auto& mode = req_.reasoning;
+        tools->feed(mode.active() ? reasoning::split_reasoning(*mode.parser, mode.starts_inside, choice.text).content
+                                  : choice.text);
+      }
+      for (auto& delta : tools->finish()) tool_deltas.push_back(std::move(delta));
+      choice.tool_content = tools->content();
+      choice.tool_calls = tools->tool_calls();
+      if (tools->called()) choice.finish_reason = "tool_calls";
+    }
+  }
   bool all_done = finished_count_ == choices_.size();
 
   Reaction r;
@@ -97,8 +118,25 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
       for (size_t i = 0; i < choices_.size(); ++i) r.data += sse_event(role_chunk(meta_, static_cast<int>(i), req_.include_usage));
     }
   }
-  if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
-    r.data += sse_event(stream_chunk(d, offset));
+  const bool include_reasoning = req_.reasoning.include;
+  if (tools) {
+    // Tool deltas replace the content; the reasoning part goes first; the last chunk of this
+    // delta carries its tokens and finish.
+    if (include_reasoning && !parts.reasoning.empty()) {
+      tool_deltas.insert(tool_deltas.begin(), nlohmann::json{{"reasoning_content", parts.reasoning}});
+    }
+    if (tool_deltas.empty() && (!d.token_ids.empty() || !d.finish_reason.empty())) {
+      tool_deltas.push_back(nlohmann::json::object());
+    }
+    const std::string finish = choice.finished() ? choice.finish_reason : std::string();
+    for (size_t k = 0; k < tool_deltas.size(); ++k) {
+      r.data += sse_event(chat_chunk(meta_, d, std::move(tool_deltas[k]), k + 1 == tool_deltas.size(), finish,
+                                     req_.include_usage));
+    }
+  } else if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
+    nlohmann::json chunk = delta_chunk(meta_, d, offset, req_.include_usage);
+    if (!reasoning_.empty()) reasoning::put_reasoning_delta(chunk["choices"][0]["delta"], parts, include_reasoning);
+    r.data += sse_event(chunk);
   }
   if (all_done) {
     if (req_.include_usage) r.data += sse_event(usage_chunk(meta_, usage()));

@@ -13,6 +13,7 @@
 #include "gateway/openai_request.h"
 #include "gateway/openai_response.h"
 #include "gateway/reasoning/reasoning_split.h"
+#include "gateway/tool_stream.h"
 
 namespace zinfer::gateway {
 
@@ -46,7 +47,9 @@ class Generation {
   Reaction on_delta(const protocol::TextDelta& delta);
   Reaction on_error(int status, const nlohmann::json& error);
   nlohmann::json response_body() const;
-  nlohmann::json stream_chunk(const protocol::TextDelta& delta, size_t text_offset);
+  // A stream delta's text with a reasoning parser: the reasoning part and the content part (the
+  // latter is what a tool parser reads); without one, all content.
+  reasoning::ReasoningParts split_delta(const protocol::TextDelta& delta);
   Usage usage() const;
 
   OpenAiRequest req_;
@@ -54,6 +57,7 @@ class Generation {
   ResponseMeta meta_;
   std::vector<ChoiceAccumulator> choices_;
   std::vector<reasoning::ReasoningStream> reasoning_;  // per choice, streams with a reasoning parser
+  std::vector<ToolCallStream> tool_streams_;  // one per choice when the output is read for tool calls
   size_t finished_count_ = 0;
   bool stream_started_ = false;
   bool over_ = false;

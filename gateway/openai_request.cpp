@@ -135,8 +135,10 @@ void parse_messages(const json& body, protocol::GenerateRequest& req) {
       throw invalid_param(where + ".role", "unknown role '" + r + "' in " + where);
     }
     for (const auto& [key, value] : msg.items()) {
-      if (key != "role" && key != "content" && !value.is_null()) {
-        throw invalid_param(where + "." + key, "'" + where + "." + key + "' is not supported (messages carry role and content)");
+      if (key != "role" && key != "content" && !is_message_tool_field(key) && !value.is_null()) {
+        throw invalid_param(where + "." + key, "'" + where + "." + key +
+                                                   "' is not supported (messages carry role, content, name, "
+                                                   "tool_calls and tool_call_id)");
       }
     }
     auto content_it = msg.find("content");
@@ -146,6 +148,7 @@ void parse_messages(const json& body, protocol::GenerateRequest& req) {
     protocol::ChatMessage cm;
     cm.role = r;
     cm.content = content_it == msg.end() ? std::string() : message_content(*content_it, i);
+    parse_message_tool_fields(msg, i, cm);
     req.messages.push_back(std::move(cm));
   }
   req.is_chat = true;
@@ -404,6 +407,13 @@ void validate_generate_request(const protocol::GenerateRequest& req, int max_mod
                                           std::to_string(max_model_len));
   }
   validate_sampling(req.sampling, max_model_len);
+  if (!req.tools.empty()) {
+    // The chat template renders them: only chat requests have one.
+    if (!req.is_chat) throw invalid_param("tools", "'tools' needs chat messages");
+    if (!nlohmann::json::accept(req.tools) || !nlohmann::json::parse(req.tools).is_array()) {
+      throw invalid_param("tools", "'tools' must be the JSON text of an array of tools");
+    }
+  }
   if (req.sampling.structured) shared_grammar_check().check(*req.sampling.structured, "sampling.structured");
   if (req.predicted_output_tokens < 0) {
     throw invalid_param("predicted_output_tokens", "'predicted_output_tokens' must be a positive integer (or 0 for none)");
@@ -433,7 +443,9 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
     parse_messages(body, req);
   }
   parse_sampling(kind, body, out, options);
+  // The constraint fields first: a forced tool call adds its own, and refuses a second one.
   req.sampling.structured = parse_structured_output(body, body_text);
+  if (kind == ApiKind::kChat) out.tools = parse_tool_request(body, body_text, options, req);
   out.reasoning = reasoning::parse_reasoning(kind == ApiKind::kChat, body, options.reasoning_parser, req);
   if (const json* v = field(body, "add_special_tokens")) req.add_special_tokens = get_bool(*v, "add_special_tokens") ? 1 : 0;
   if (const json* v = field(body, "request_id")) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gateway/options.h"
+#include "gateway/tool_request.h"
 #include "gateway/reasoning/reasoning_parser.h"
 #include "protocol/messages.h"
 
@@ -24,6 +25,7 @@ struct OpenAiRequest {
   bool want_logprobs = false;     // completions: logprobs given; chat: logprobs true
   bool return_token_ids = false;  // zinfer extension: each choice also lists its token ids
   std::string client_request_id;  // vLLM's request_id: the response's id is built from it
+  ToolRequest tools;              // chat: tools, tool_choice, parallel_tool_calls
   reasoning::ReasoningMode reasoning;  // chat with [server] reasoning_parser: reasoning_content
 };
 

@@ -113,7 +113,10 @@ json full_response(const ResponseMeta& meta, const std::vector<ChoiceAccumulator
     const auto& c = choices[i];
     json choice = {{"index", i}, {"finish_reason", finish_json(c.finish_reason)}, {"stop_reason", c.stop_reason},
                    {"logprobs", logprobs_json(meta, c.token_ids, c.logprobs, c.top_logprobs, 0)}};
-    if (meta.kind == ApiKind::kChat) {
+    if (meta.kind == ApiKind::kChat && !c.tool_calls.is_null()) {
+      choice["message"] = {{"role", "assistant"}, {"content", c.tool_content}};
+      if (!c.tool_calls.empty()) choice["message"]["tool_calls"] = c.tool_calls;
+    } else if (meta.kind == ApiKind::kChat) {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
     } else {
       choice["text"] = c.text;
@@ -137,6 +140,19 @@ json delta_chunk(const ResponseMeta& meta, const protocol::TextDelta& d, size_t 
     choice["text"] = d.text;
   }
   if (meta.return_token_ids) choice["token_ids"] = d.token_ids;
+  out["choices"] = json::array({std::move(choice)});
+  if (usage_null) out["usage"] = nullptr;
+  return out;
+}
+
+json chat_chunk(const ResponseMeta& meta, const protocol::TextDelta& d, json delta, bool with_tokens,
+                const std::string& finish_reason, bool usage_null) {
+  json out = base(meta, true);
+  const std::string finish = !with_tokens ? std::string() : finish_reason.empty() ? d.finish_reason : finish_reason;
+  json choice = {{"index", d.index}, {"delta", std::move(delta)}, {"finish_reason", finish_json(finish)},
+                 {"stop_reason", finish.empty() ? json(nullptr) : stop_reason_json(d)},
+                 {"logprobs", with_tokens ? logprobs_json(meta, d.token_ids, d.logprobs, d.top_logprobs, 0) : json(nullptr)}};
+  if (meta.return_token_ids) choice["token_ids"] = with_tokens ? json(d.token_ids) : json::array();
   out["choices"] = json::array({std::move(choice)});
   if (usage_null) out["usage"] = nullptr;
   return out;

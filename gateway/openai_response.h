@@ -35,6 +35,10 @@ struct ChoiceAccumulator {
   std::string finish_reason;  // empty while running
   nlohmann::json stop_reason; // vLLM's: the stop string or stop token id that ended it, else null
   int32_t completion_tokens = 0;
+  // Chat with a tool parser (gateway/tool_stream.h): the message's content (a string or null) and
+  // tool_calls, set when the choice ends; null otherwise (the message is the text).
+  nlohmann::json tool_content;
+  nlohmann::json tool_calls;
 
   void add(const protocol::TextDelta& delta);
   bool finished() const { return !finish_reason.empty(); }
@@ -55,6 +59,13 @@ nlohmann::json full_response(const ResponseMeta& meta, const std::vector<ChoiceA
 // One stream chunk for one delta. text_offset is where the delta's text starts in its choice.
 nlohmann::json delta_chunk(const ResponseMeta& meta, const protocol::TextDelta& delta, size_t text_offset,
                            bool usage_null);
+
+// A chat stream chunk whose delta is given (content or tool_calls, gateway/tool_stream.h) rather
+// than made from the TextDelta's text; `d` gives the index, and the token ids, logprobs and
+// finish_reason when `with_tokens` (the last chunk a TextDelta makes carries them).
+// `finish_reason` replaces the delta's own when not empty ("tool_calls").
+nlohmann::json chat_chunk(const ResponseMeta& meta, const protocol::TextDelta& d, nlohmann::json delta,
+                          bool with_tokens, const std::string& finish_reason, bool usage_null);
 
 // Chat streams open each choice with a delta carrying the role.
 nlohmann::json role_chunk(const ResponseMeta& meta, int index, bool usage_null);

@@ -1,6 +1,7 @@
 #include "gateway/options.h"
 
 #include "gateway/api_keys.h"
+#include "gateway/tool_parsers/tool_parser.h"
 #include "gateway/reasoning/reasoning_parser.h"
 
 namespace zinfer::gateway {
@@ -22,11 +23,18 @@ std::string api_keys_rule(const settings::Value& v) {
   return "";
 }
 
-// "" (none) and the parsers' names: a name the gateway does not know stops start-up.
-std::vector<std::string> reasoning_parser_choices() {
-  std::vector<std::string> names = {""};
-  for (const auto& p : reasoning::reasoning_parsers()) names.emplace_back(p.name);
-  return names;
+std::string tool_parser_rule(const settings::Value& v) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty() || tools::find_tool_parser(name)) return "";
+  std::string names;
+  for (const auto& n : tools::tool_parser_names()) names += (names.empty() ? "" : ", ") + n;
+  return "unknown tool call parser '" + name + "' (known: " + names + ")";
+}
+
+std::string reasoning_parser_rule(const settings::Value& v) {
+  const std::string& name = std::get<std::string>(v);
+  if (name.empty() || reasoning::find_reasoning_parser(name)) return "";
+  return "unknown reasoning parser '" + name + "' (known: " + reasoning::reasoning_parser_names() + "; \"\" = none)";
 }
 
 }  // namespace
@@ -77,6 +85,11 @@ const settings::Settings<GatewayOptions>& server_settings() {
       }(),
       settings::integer<O>("server", "shutdown_grace_s", &O::shutdown_grace_s, 0, 3600,
                            "on SIGTERM: seconds requests in flight may take to finish before they end with an error"),
+      settings::text<O>("server", "tool_call_parser", [](O& o) -> auto& { return o.http.tool_call_parser; }, {},
+                        "the parser of tool calls for tool_choice \"auto\": hermes | llama3_json | mistral; \"\" = none",
+                        tool_parser_rule),
+      settings::flag<O>("server", "enable_auto_tool_choice", [](O& o) -> auto& { return o.http.enable_auto_tool_choice; },
+                        "serve tool_choice \"auto\" (needs tool_call_parser)"),
   };
   return s;
 }

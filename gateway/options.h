@@ -48,6 +48,12 @@ struct HttpOptions {
   // [server] api_keys: when not empty, every path but /health, /ping and /metrics needs
   // `Authorization: Bearer <one of them>` (gateway/api_keys.h).
   std::vector<std::string> api_keys;
+  // [server] tool_call_parser: the parser (gateway/tool_parsers/) that reads the calls of
+  // tool_choice "auto" out of the output, vLLM's --tool-call-parser; "" = none.
+  // enable_auto_tool_choice: serve tool_choice "auto" (vLLM's --enable-auto-tool-choice; it needs
+  // a parser). Without them a request with tools must say "none", "required" or name a function.
+  std::string tool_call_parser;
+  bool enable_auto_tool_choice = false;
 };
 
 // Its served_model_name, max_in_flight, api_keys and max_message_bytes (max_body_bytes) are the
@@ -76,7 +82,7 @@ struct GatewayOptions {
 
 // [server]: host, port, zmq_endpoint, served_model_name, served_model_aliases, io_threads,
 // max_inflight, max_body_bytes, max_logprobs, log_requests, generation_config, reasoning_parser,
-// api_keys, shutdown_grace_s.
+// api_keys, shutdown_grace_s, tool_call_parser, enable_auto_tool_choice.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

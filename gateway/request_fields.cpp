@@ -34,9 +34,6 @@ RequestField default_only(std::string_view name, bool completions, bool chat, bo
   return RequestField{name, completions, chat, FieldUse::kDefaultOnly, no_op, why};
 }
 
-constexpr std::string_view kNoGrammar =
-    "is not supported: structured output and tool calls need the grammar engine, which is not wired in yet";
-
 }  // namespace
 
 const std::vector<RequestField>& request_fields() {
@@ -110,11 +107,12 @@ const std::vector<RequestField>& request_fields() {
       default_only("chat_template", kNoC, kCh, never,
                    "is not supported: the server's chat template (--chat-template) is used"),
       default_only("documents", kNoC, kCh, never, "is not supported"),
-      default_only("tools", kNoC, kCh, is_empty, kNoGrammar),
-      default_only("tool_choice", kNoC, kCh, is_none_choice, kNoGrammar),
-      default_only("parallel_tool_calls", kNoC, kCh, is_false, kNoGrammar),
-      default_only("functions", kNoC, kCh, is_empty, kNoGrammar),
-      default_only("function_call", kNoC, kCh, is_none_choice, kNoGrammar),
+      honoured("tools", kNoC, kCh),                // gateway/tool_request.h
+      honoured("tool_choice", kNoC, kCh),
+      honoured("parallel_tool_calls", kNoC, kCh),
+      default_only("functions", kNoC, kCh, is_empty, "is not supported (OpenAI's deprecated form): use 'tools'"),
+      default_only("function_call", kNoC, kCh, is_none_choice,
+                   "is not supported (OpenAI's deprecated form): use 'tool_choice'"),
       default_only("reasoning_effort", kNoC, kCh, never, "is not supported (the reasoning parsers take no effort)"),
       honoured("include_reasoning", kNoC, kCh),  // gateway/reasoning/reasoning_request.h
       default_only("thinking_token_budget", kNoC, kCh, never, "is not supported"),

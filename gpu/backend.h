@@ -13,6 +13,7 @@
 
 #include "gpu/model_config.h"
 #include "gpu/sampling_rules.h"
+#include "gpu/token_masks.h"
 
 namespace zinfer::gpu {
 
@@ -28,6 +29,9 @@ struct SamplingConfig {
   // sampled tokens (and on CUDA their counts, on the device) from the first step that carries it
   // until the sequence is listed in BatchInput::finished.
   std::shared_ptr<const SamplingRules> rules;
+  // The row samples only the tokens its grammar mask allows (BatchInput::token_masks): masked
+  // tokens are -inf before every other rule, greedy included; logprobs stay the raw logits'.
+  bool token_mask = false;
 };
 
 // One sequence's share of a step. token_ids occupy positions [start_pos, start_pos + num_tokens).
@@ -50,6 +54,10 @@ struct BatchInput {
   std::vector<std::pair<int32_t, int32_t>> swap_in;   // (host block, device block)
   std::vector<std::pair<int32_t, int32_t>> copy;      // (device src, device dst): copy-on-write
   std::vector<uint64_t> finished;                     // drop per-sequence state (last sampled)
+  // The masks of the rows whose sampling.token_mask is set (null when none is): read after the
+  // forward pass is launched, before sampling (gpu/token_masks.h). Its row_words cover the
+  // model's vocab_size.
+  TokenMasks* token_masks = nullptr;
 };
 
 struct SampledToken {

@@ -419,6 +419,14 @@ struct SeqOutput {
   MSGPACK_DEFINE(seq_id, token, logprob, top_logprobs);
 };
 
+// (1.6) A sequence the executor cannot go on with while the rest of its step ran (its structured
+// output does not compile): the scheduler fails that sequence's request alone, with `message`.
+struct SeqError {
+  uint64_t seq_id = 0;
+  std::string message;
+  MSGPACK_DEFINE_MAP(seq_id, message);
+};
+
 // executor -> scheduler: one output per SeqWork that asked to sample, in plan order.
 struct StepResult {
   static constexpr MessageType kType = MessageType::kStepResult;
@@ -426,7 +434,9 @@ struct StepResult {
   std::vector<SeqOutput> outputs;
   int64_t forward_us = 0;
   std::string error;  // non-empty when the step failed; the scheduler fails its requests
-  MSGPACK_DEFINE_MAP(step_id, outputs, forward_us, error);
+  // (1.6) Sequences failed on their own (their outputs are still there, and are dropped).
+  std::vector<SeqError> seq_errors;
+  MSGPACK_DEFINE_MAP(step_id, outputs, forward_us, error, seq_errors);
 };
 
 // scheduler -> executor at start-up: what does the loaded model and its cache look like?

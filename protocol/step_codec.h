@@ -39,6 +39,8 @@ void write_payload(WireWriter& w, const SeqOutput& output);
 void read_payload(WireReader& r, SeqOutput& output);
 void write_payload(WireWriter& w, const TopLogprob& top);
 void read_payload(WireReader& r, TopLogprob& top);
+void write_payload(WireWriter& w, const SeqError& error);
+void read_payload(WireReader& r, SeqError& error);
 
 void write_payload(WireWriter& w, const TokenDelta& delta);
 void read_payload(WireReader& r, TokenDelta& delta);

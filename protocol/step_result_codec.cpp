@@ -26,6 +26,28 @@ void read_payload(WireReader& r, TopLogprob& t) {
   });
 }
 
+void write_payload(WireWriter& w, const SeqError& e) {
+  w.map_header(2);
+  w.str("seq_id");
+  w.integer(e.seq_id);
+  w.str("message");
+  w.str(e.message);
+}
+
+void read_payload(WireReader& r, SeqError& e) {
+  read_map_record(r, [&](std::string_view key) {
+    if (key == "seq_id") {
+      e.seq_id = r.read_int<uint64_t>();
+      return true;
+    }
+    if (key == "message") {
+      e.message = r.read_str();
+      return true;
+    }
+    return false;
+  });
+}
+
 void write_payload(WireWriter& w, const SeqOutput& o) {
   // One capacity check for the fixed part (a result holds one record per sampling sequence).
   char* p = w.begin_record(1 + 3 * 9);
@@ -68,7 +90,7 @@ void read_payload(WireReader& r, SeqOutput& o) {
 }
 
 void write_payload(WireWriter& w, const StepResult& s) {
-  w.map_header(4);
+  w.map_header(5);
   w.str("step_id");
   w.integer(s.step_id);
   w.str("outputs");
@@ -77,6 +99,8 @@ void write_payload(WireWriter& w, const StepResult& s) {
   w.integer(s.forward_us);
   w.str("error");
   w.str(s.error);
+  w.str("seq_errors");
+  write_records(w, s.seq_errors);
 }
 
 void read_payload(WireReader& r, StepResult& s) {
@@ -97,12 +121,17 @@ void read_payload(WireReader& r, StepResult& s) {
       s.error = r.read_str();
       return true;
     }
+    if (key == "seq_errors") {
+      read_records(r, s.seq_errors);
+      return true;
+    }
     return false;
   });
 }
 
 size_t payload_size_hint(const StepResult& s) {
   size_t bytes = 64 + s.error.size();
+  for (const SeqError& e : s.seq_errors) bytes += 32 + e.message.size();
   for (const SeqOutput& o : s.outputs) bytes += 24 + 24 * o.top_logprobs.size();
   return bytes;
 }

@@ -14,7 +14,7 @@ packages=(build-essential cmake ninja-build ccache pkg-config git
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost-dev libboost-fiber-dev libboost-context-dev
   libspdlog-dev libfmt-dev libtoml11-dev nlohmann-json3-dev libpcre2-dev libutf8proc-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-zmq python3-msgpack python3-numpy python3-jsonschema gnuplot-nox curl)
+  python3 python3-zmq python3-msgpack python3-numpy python3-jsonschema python3-jinja2 gnuplot-nox curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
+#include <thread>
 #include <utility>
 
+#include "actors/executor/grammar_step.h"
+#include "actors/tokenizer/tokenizer.h"
 #include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
 #include "runtime/link.h"
@@ -78,6 +82,12 @@ void to_batch_input(protocol::StepPlan& plan, gpu::BatchInput& b, SequenceRules&
   for (uint64_t id : b.finished) rules.erase(id);
 }
 
+std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary(const std::string& model_dir, const gpu::ModelConfig& model) {
+  if (!std::filesystem::exists(std::filesystem::path(model_dir) / "tokenizer.json")) return nullptr;
+  auto tokenizer = tok::Tokenizer::from_file(model_dir);
+  return grammar::Vocabulary::from_tokenizer(*tokenizer, model.eos_token_ids, static_cast<int32_t>(model.vocab_size));
+}
+
 protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::SampledToken>& sampled) {
   protocol::StepResult r;
   r.step_id = step_id;
@@ -117,6 +127,22 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
     // docs/benchmarks/scheduler.md).
     protocol::BlockTableMirror tables;
     SequenceRules rules;  // sampling rules of the sequences that have them
+    // Structured output: the grammar vocabulary is the model's tokenizer, masks as wide as its
+    // logits. Without a tokenizer (or one the grammar cannot read) structured requests fail.
+    std::shared_ptr<const grammar::Vocabulary> vocabulary;
+    try {
+      auto v0 = std::chrono::steady_clock::now();
+      vocabulary = grammar_vocabulary(options.model_dir, backend->config());
+      if (vocabulary) {
+        log->info("grammar vocabulary of {} tokens ready in {:.2f} s", vocabulary->num_tokens(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - v0).count());
+      } else {
+        log->info("no tokenizer.json in {}: structured output requests will fail", options.model_dir);
+      }
+    } catch (const std::exception& e) {
+      log->warn("no grammar vocabulary ({}): structured output requests will fail", e.what());
+    }
+    GrammarStep grammar(vocabulary, std::clamp<int>(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 4));
     // Each step's plan is decoded into the last one and its batch written over the last batch
     // (to_batch_input), so that their vectors' memory serves every step.
     protocol::StepPlan plan;
@@ -135,18 +161,29 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
             protocol::StepResult result;
             auto start = std::chrono::steady_clock::now();
             try {
+              std::vector<protocol::SeqError> seq_errors;
+              grammar.take_rules(plan, seq_errors);
               tables.lend(plan);
               to_batch_input(plan, batch, rules);
+              batch.token_masks = grammar.prepare(batch);
               auto give_back = [&] {
                 for (auto& s : batch.seqs) tables.take_back(s.seq_id, std::move(s.block_table));
               };
               try {
-                result = to_step_result(step_id, backend->step(batch));
+                const std::vector<gpu::SampledToken> sampled = backend->step(batch);
+                grammar.advance(sampled, seq_errors);
+                result = to_step_result(step_id, sampled);
               } catch (...) {
                 give_back();
                 throw;
               }
               give_back();
+              result.seq_errors = std::move(seq_errors);
+              for (const auto& e : result.seq_errors) log->warn("sequence {} failed: {}", e.seq_id, e.message);
+              if (batch.token_masks != nullptr) {
+                log->debug("step {}: {} grammar masks in {} us", step_id, grammar.last_masked_rows(),
+                           grammar.last_fill_us());
+              }
             } catch (const gpu::BackendFailure& e) {
               // The backend can run no further step (a tensor-parallel rank failed): this
               // step's requests get the error, then the executor ends and the server with it.

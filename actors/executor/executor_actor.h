@@ -8,6 +8,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "actors/grammar/vocabulary.h"
 #include "gpu/backend.h"
 #include "protocol/messages.h"
 #include "runtime/actor.h"
@@ -36,5 +37,10 @@ protocol::StepResult to_step_result(uint64_t step_id, const std::vector<gpu::Sam
 // The context length the options and model give: options.max_model_len when set, else the
 // model's max_position_embeddings.
 int32_t effective_max_model_len(const gpu::BackendOptions& options, const gpu::ModelConfig& model);
+
+// The grammar vocabulary of structured output (docs/structured-output.md): the tokenizer.json of
+// model_dir read as token bytes, the model's eos ids as stop tokens, masks as wide as the
+// model's logits (vocab_size). Null when the folder has no tokenizer.json.
+std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary(const std::string& model_dir, const gpu::ModelConfig& model);
 
 }  // namespace zinfer::actors

@@ -41,6 +41,7 @@ class Vocabulary {
                                                           std::vector<int32_t> stop_ids, int32_t mask_size = 0);
 
   int32_t mask_size() const { return mask_size_; }
+  int32_t num_tokens() const { return static_cast<int32_t>(bytes_.size()); }  // the ids bytes() knows
   size_t mask_words() const { return (static_cast<size_t>(mask_size_) + 31) / 32; }
   const std::string& bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
   bool usable(int32_t id) const;  // in range, not excluded, not a stop id, not empty

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "gateway/api_keys.h"
+#include "gateway/tool_request.h"
 #include "gpu/backend_settings.h"
 
 namespace zinfer::actors {
@@ -19,6 +20,10 @@ void bind_settings(runtime::ConfigReader& reader, EngineConfig& c) {
 void check_settings(const EngineConfig& config, const std::string& origin) {
   const std::string why = scheduler::check_settings(config.scheduler);
   if (!why.empty()) throw runtime::ConfigError(origin + ": " + why);
+  // The tool settings depend on each other (vLLM refuses --enable-auto-tool-choice alone).
+  if (std::string tools = gateway::check_tool_settings(config.server.http); !tools.empty()) {
+    throw runtime::ConfigError(origin + ": [server] " + tools);
+  }
 }
 
 EngineConfig parse_engine_config(const std::string& toml_text, const std::string& origin) {

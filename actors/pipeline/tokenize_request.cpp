@@ -94,14 +94,49 @@ std::string out_of_vocabulary(const protocol::SamplingParams& s, int32_t vocab) 
 
 }  // namespace
 
+nlohmann::ordered_json chat_template_messages(const std::vector<protocol::ChatMessage>& messages) {
+  using nlohmann::ordered_json;
+  ordered_json list = ordered_json::array();
+  for (const auto& m : messages) {
+    ordered_json message = {{"role", m.role}, {"content", m.content}};
+    if (!m.tool_calls.empty()) {
+      ordered_json calls = ordered_json::array();
+      for (const auto& call : m.tool_calls) {
+        ordered_json arguments = ordered_json::parse(call.arguments.empty() ? "{}" : call.arguments, nullptr,
+                                                     /*allow_exceptions=*/false);
+        if (arguments.is_discarded()) {
+          throw std::runtime_error("the arguments of tool call '" + call.name + "' are not JSON: " + call.arguments);
+        }
+        ordered_json c = ordered_json::object();
+        if (!call.id.empty()) c["id"] = call.id;
+        c["type"] = "function";
+        c["function"] = {{"name", call.name}, {"arguments", std::move(arguments)}};
+        calls.push_back(std::move(c));
+      }
+      message["tool_calls"] = std::move(calls);
+    }
+    if (!m.tool_call_id.empty()) message["tool_call_id"] = m.tool_call_id;
+    if (!m.name.empty()) message["name"] = m.name;
+    list.push_back(std::move(message));
+  }
+  return list;
+}
+
 std::vector<int32_t> encode_chat(const TokenizerResources& res, const std::vector<protocol::ChatMessage>& messages,
-                                 bool add_generation_prompt, bool enable_thinking, bool add_special_tokens) {
+                                 bool add_generation_prompt, bool enable_thinking, bool add_special_tokens,
+                                 const std::string& tools) {
   if (!res.tokenizer) throw std::runtime_error("this model has no tokenizer.json");
   if (!res.chat) throw std::runtime_error("this model has no chat template");
   if (messages.empty()) throw std::runtime_error("'messages' must not be empty");
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  const nlohmann::ordered_json list = chat_template_messages(messages);
   nlohmann::ordered_json extra = {{"enable_thinking", enable_thinking}};
+  if (!tools.empty()) {
+    // transformers passes the list of {"type": "function", "function": {...}} as the client gave it.
+    extra["tools"] = nlohmann::ordered_json::parse(tools, nullptr, /*allow_exceptions=*/false);
+    if (extra["tools"].is_discarded() || !extra["tools"].is_array()) {
+      throw std::runtime_error("'tools' is not a JSON array");
+    }
+  }
   std::string text = chat::apply_chat_template(*res.chat, list, add_generation_prompt, extra);
   // The template writes the special tokens itself (bos): by default encode without adding more,
   // as transformers' apply_chat_template(tokenize=True) does.
@@ -154,7 +189,7 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   try {
     if (req.is_chat) {
       out.prompt_ids = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
-                                   req.add_special_tokens == 1);
+                                   req.add_special_tokens == 1, req.tools);
     } else if (!req.prompt_ids.empty()) {
       out.prompt_ids = req.prompt_ids;
     } else {

@@ -9,6 +9,8 @@
 #include <string>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/chat_template/chat_template.h"
 #include "actors/tokenizer/tokenizer.h"
 #include "protocol/messages.h"
@@ -33,11 +35,20 @@ struct TokenizerResources {
   void use_chat_template(const std::string& template_or_file);
 };
 
+// The messages as the chat template sees them, in transformers' shape: {role, content}, plus
+// tool_calls [{id, type: "function", function: {name, arguments}}] on an assistant's message (the
+// arguments as a JSON object, as vLLM gives them to templates: Llama 3.1's writes them with
+// tojson), tool_call_id on a tool's, and name where set. Empty fields are left out. Throws
+// std::runtime_error when a call's arguments are not JSON.
+nlohmann::ordered_json chat_template_messages(const std::vector<protocol::ChatMessage>& messages);
+
 // The prompt ids of chat messages: the chat template, then the encoding (special tokens added only
-// when asked: the template writes them). Throws std::runtime_error when the model lacks a
-// tokenizer or a chat template, or the messages are empty.
+// when asked: the template writes them). `tools`: the request's tools (JSON text), given to the
+// template as `tools`; "" = none. Throws std::runtime_error when the model lacks a tokenizer or a
+// chat template, or the messages are empty.
 std::vector<int32_t> encode_chat(const TokenizerResources& resources, const std::vector<protocol::ChatMessage>& messages,
-                                 bool add_generation_prompt, bool enable_thinking, bool add_special_tokens);
+                                 bool add_generation_prompt, bool enable_thinking, bool add_special_tokens,
+                                 const std::string& tools = "");
 
 // /tokenize and /detokenize: a TokenizeReply, or an ErrorReply (400) naming the problem.
 std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(const TokenizerResources& resources,

@@ -5,7 +5,7 @@ namespace zinfer::scheduler {
 bool has_sampling_rules(const protocol::SamplingParams& s) {
   return s.repetition_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f ||
          s.min_p > 0.0f || !s.logit_bias.empty() || !s.allowed_token_ids.empty() || !s.bad_words_token_ids.empty() ||
-         s.min_tokens > 0;
+         s.min_tokens > 0 || s.structured.has_value();
 }
 
 protocol::SamplingRules sampling_rules(const protocol::SamplingParams& s, std::span<const int32_t> prompt,
@@ -25,6 +25,7 @@ protocol::SamplingRules sampling_rules(const protocol::SamplingParams& s, std::s
   }
   if (s.repetition_penalty != 1.0f) r.prompt_ids.assign(prompt.begin(), prompt.end());
   r.output_ids.assign(outputs.begin(), outputs.end());
+  r.structured = s.structured;  // the executor's matcher replays output_ids first
   return r;
 }
 

@@ -9,7 +9,8 @@
 
 namespace zinfer::scheduler {
 
-// Whether the request's sampling needs more than temperature / top-k / top-p.
+// Whether the request's sampling needs more than temperature / top-k / top-p (structured output
+// included: the executor masks by the grammar, docs/structured-output.md).
 bool has_sampling_rules(const protocol::SamplingParams& sampling);
 
 // The rules of a sequence that has generated `outputs` after `prompt`. min_tokens masks the

@@ -261,6 +261,18 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
                                 std::to_string(expected));
   }
 
+  // Sequences the executor failed on their own (a structured output that does not compile):
+  // their requests end with the error, every sample of them; the rest of the step stands. Their
+  // outputs below then find no sequence and are dropped.
+  SchedulerOutput failed;
+  for (const protocol::SeqError& e : result.seq_errors) {
+    Sequence* s = find_seq(e.seq_id);
+    if (!s || s->status == SeqStatus::kFinished) continue;
+    const uint64_t rid = s->request->request_id;
+    end_request(*s->request, "error", failed);
+    failed.errors.push_back(protocol::ErrorReply{rid, 400, "invalid_request", e.message});
+  }
+
   // The deltas are written in place into recycled ones where there are some (recycle()):
   // out.deltas[0, used) are this step's, the rest are spare until resized away below.
   out.deltas.swap(spare_deltas_);
@@ -317,6 +329,7 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
   out.deltas.resize(used);
   spare_works_ = std::move(in_flight_.front().works);  // the next schedule() reuses its memory
   in_flight_.pop_front();
+  if (!failed.deltas.empty() || !failed.errors.empty()) out.append(std::move(failed));
   return out;
 }
 

@@ -68,12 +68,33 @@ class CpuBackend final : public Backend {
     std::vector<SampledHistory::Entry*> histories(rows, nullptr);
     for (int64_t r = 0; r < rows; ++r)
       if (sampled[r]->sampling.rules) histories[r] = &history_.track(sampled[r]->seq_id, sampled[r]->sampling.rules);
+    // The grammar masks of the constrained rows, asked for after the forward pass (gpu/token_masks.h).
+    std::vector<const uint32_t*> masks(rows, nullptr);
+    if (batch.token_masks != nullptr) {
+      const uint32_t* words = batch.token_masks->rows();
+      const size_t row_words = batch.token_masks->row_words();
+      if (row_words * 32 < static_cast<size_t>(config_.vocab_size))
+        throw std::invalid_argument("token masks of " + std::to_string(row_words) + " words do not cover the vocabulary of " +
+                                    std::to_string(config_.vocab_size));
+      size_t k = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        if (!sampled[r]->sampling.token_mask) continue;
+        if (k == batch.token_masks->num_rows()) throw std::invalid_argument("more masked rows than token masks");
+        masks[r] = words + k++ * row_words;
+      }
+      if (k != batch.token_masks->num_rows()) throw std::invalid_argument("fewer masked rows than token masks");
+    } else {
+      for (const SequenceInput* s : sampled)
+        if (s->sampling.token_mask)
+          throw std::invalid_argument("sequence " + std::to_string(s->seq_id) + ": token_mask without token masks");
+    }
     std::vector<Sample> samples(rows);
 #pragma omp parallel for schedule(dynamic, 1) if (rows > 1)
     for (int64_t r = 0; r < rows; ++r)
       samples[r] = sample_logits(logits.data() + r * config_.vocab_size, config_.vocab_size, sampled[r]->sampling,
                                  unseeded[r], histories[r] ? std::span<const int32_t>(histories[r]->outputs)
-                                                           : std::span<const int32_t>());
+                                                           : std::span<const int32_t>(),
+                                 masks[r]);
     std::vector<SampledToken> out;
     out.reserve(rows);
     for (int64_t r = 0; r < rows; ++r) {

@@ -36,7 +36,7 @@ double counter_uniform(uint64_t seed, uint64_t counter) {
 }
 
 Sample sample_logits(const float* raw, int32_t vocab, const SamplingConfig& config, uint64_t unseeded_seed,
-                     std::span<const int32_t> outputs) {
+                     std::span<const int32_t> outputs, const uint32_t* mask) {
   if (vocab <= 0) throw std::invalid_argument("sample_logits: empty vocabulary");
   // log-softmax normaliser of the raw logits: what logprobs report.
   float raw_max = raw[0];
@@ -53,9 +53,12 @@ Sample sample_logits(const float* raw, int32_t vocab, const SamplingConfig& conf
   std::vector<float> processed;
   const float* logits = raw;
   const SamplingRules* rules = config.rules.get();
-  if (rules != nullptr) {
+  if (rules != nullptr || mask != nullptr) {
     processed.assign(raw, raw + vocab);
-    apply_sampling_rules(processed.data(), vocab, *rules, outputs, config.sample_index);
+    // The mask first: -inf stays -inf through logit_bias and the penalties, so the order of the
+    // two only matters for what reads the processed logits, and that comes after both.
+    if (mask != nullptr) apply_token_mask(processed.data(), vocab, mask);
+    if (rules != nullptr) apply_sampling_rules(processed.data(), vocab, *rules, outputs, config.sample_index);
     logits = processed.data();
   }
   float max_logit = -std::numeric_limits<float>::infinity();
@@ -63,8 +66,8 @@ Sample sample_logits(const float* raw, int32_t vocab, const SamplingConfig& conf
   for (int32_t i = 0; i < vocab; ++i)
     if (logits[i] > max_logit) max_logit = logits[i], argmax = i;
   if (argmax < 0) {
-    // Every token masked (allowed_token_ids and bad words leave none): the raw argmax, as the
-    // CUDA sampler does.
+    // Every token masked (allowed_token_ids, bad words or a grammar mask leave none): the raw
+    // argmax, as the CUDA sampler does.
     logits = raw;
     max_logit = raw_max;
     argmax = raw_argmax;

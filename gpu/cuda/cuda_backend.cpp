@@ -321,6 +321,19 @@ std::vector<SampledToken> CudaBackend::step(const BatchInput& batch) {
       rb.lists = rules_->lists();
       rb.num_rows = R;
       rb.vocab = c.vocab_size;
+      if (rules.masked_rows > 0) {
+        // The forward pass is queued: the grammar masks are computed now, on the CPU, while the
+        // device runs it, and their upload is queued behind it, before the rules kernel.
+        if (batch.token_masks == nullptr || batch.token_masks->num_rows() != static_cast<size_t>(rules.masked_rows) ||
+            batch.token_masks->row_words() * 32 < static_cast<size_t>(c.vocab_size)) {
+          throw std::invalid_argument("the step's token masks do not match its " + std::to_string(rules.masked_rows) +
+                                      " masked rows and vocabulary of " + std::to_string(c.vocab_size));
+        }
+        rb.masks = rules_->upload_masks(batch.token_masks->rows(), batch.token_masks->num_rows(),
+                                        batch.token_masks->row_words(), compute_);
+        rb.mask_row = meta + st.layout->mask_row;
+        rb.mask_words = static_cast<int32_t>(batch.token_masks->row_words());
+      }
       check_cuda(launch_sampling_rules(rb, compute_), "sampling rules");
       sb.processed = rb.processed;
       sb.processed_row = rb.processed_row;

@@ -294,10 +294,17 @@ __global__ void __launch_bounds__(kThreads) sampling_kernel(SamplingBatch b, int
   }
 }
 
-__global__ void __launch_bounds__(kThreads) sampling_rules_kernel(SamplingRulesBatch b) {
-  const int row = blockIdx.x;
+// Block (slice, row): the rules over one slice of kStatSlice logits. One block per row left a
+// row's 128K logits, their counts and the processed copy (1.5 MB) to one SM's few hundred threads,
+// latency-bound (0.24 ms at 64 rows, docs/benchmarks/sampling.md); slices spread them over the
+// card as the statistics kernel does. Each block applies the list entries that fall in its slice,
+// in the same order as a whole-row pass (every rule touches each logit only through its own index).
+__global__ void __launch_bounds__(kStatThreads) sampling_rules_kernel(SamplingRulesBatch b) {
+  const int row = blockIdx.y;
   if (b.processed_row[row] == 0) return;
   const int V = b.vocab;
+  const int begin = blockIdx.x * kStatSlice, end = min(V, begin + kStatSlice);
+  if (begin >= end) return;
   const float* l = b.logits + static_cast<int64_t>(row) * V;
   float* out = b.processed + static_cast<int64_t>(row) * V;
   const int32_t* idx = b.list_index + row * kRuleLists * 2;
@@ -320,28 +327,36 @@ __global__ void __launch_bounds__(kThreads) sampling_rules_kernel(SamplingRulesB
     if (n > 0) x -= pres;
     return x;
   };
+  auto mine = [&](int id) { return id >= begin && id < end; };
   // The penalties apply after logit_bias (their repetition factor depends on the sign): with a
   // bias they take a pass of their own.
   const bool late_penalties = n_bias > 0;
-  for (int i = threadIdx.x; i < V; i += kThreads) {
+  for (int i = begin + threadIdx.x; i < end; i += kStatThreads) {
     float x = n_allowed > 0 ? -INFINITY : l[i];
     if (n_allowed == 0 && !late_penalties) x = penalize(x, i);
     out[i] = x;
   }
   __syncthreads();
-  for (int j = threadIdx.x; j < n_allowed; j += kThreads) {
+  for (int j = threadIdx.x; j < n_allowed; j += kStatThreads) {
     const int id = allowed[j];
-    out[id] = late_penalties ? l[id] : penalize(l[id], id);
+    if (mine(id)) out[id] = late_penalties ? l[id] : penalize(l[id], id);
   }
   __syncthreads();
   if (late_penalties) {
-    for (int j = threadIdx.x; j < n_bias; j += kThreads) out[bias[2 * j]] += __int_as_float(bias[2 * j + 1]);
+    for (int j = threadIdx.x; j < n_bias; j += kStatThreads)
+      if (mine(bias[2 * j])) out[bias[2 * j]] += __int_as_float(bias[2 * j + 1]);
     __syncthreads();
     if (c != nullptr)
-      for (int i = threadIdx.x; i < V; i += kThreads) out[i] = penalize(out[i], i);
+      for (int i = begin + threadIdx.x; i < end; i += kStatThreads) out[i] = penalize(out[i], i);
     __syncthreads();
   }
-  for (int j = threadIdx.x; j < n_banned; j += kThreads) out[banned[j]] = -INFINITY;
+  for (int j = threadIdx.x; j < n_banned; j += kStatThreads)
+    if (mine(banned[j])) out[banned[j]] = -INFINITY;
+  if (b.masks != nullptr && b.mask_row[row] >= 0) {
+    const uint32_t* m = b.masks + static_cast<int64_t>(b.mask_row[row]) * b.mask_words;
+    for (int i = begin + threadIdx.x; i < end; i += kStatThreads)
+      if (((m[i >> 5] >> (i & 31)) & 1u) == 0) out[i] = -INFINITY;
+  }
 }
 
 __global__ void count_tokens_kernel(uint32_t* counts, int vocab, const int32_t* entries, int n) {
@@ -360,7 +375,8 @@ __global__ void count_tokens_kernel(uint32_t* counts, int vocab, const int32_t* 
 
 cudaError_t launch_sampling_rules(const SamplingRulesBatch& batch, cudaStream_t stream) {
   if (batch.num_rows == 0) return cudaSuccess;
-  sampling_rules_kernel<<<batch.num_rows, kThreads, 0, stream>>>(batch);
+  const dim3 grid((batch.vocab + kStatSlice - 1) / kStatSlice, batch.num_rows);
+  sampling_rules_kernel<<<grid, kStatThreads, 0, stream>>>(batch);
   return cudaGetLastError();
 }
 

@@ -7,7 +7,7 @@
 // results the per-row kernel combines. At batch 1 the vocabulary (128K logits for Llama-3) is
 // then read by 32 SMs instead of one SM reading it twice, which left that one SM's bandwidth,
 // not the card's, as the bound of a decode step's sampling.
-// Rows with sampling rules (gpu/sampling_rules.h) are first processed by launch_sampling_rules
+// Rows with sampling rules (gpu/sampling_rules.h) or a grammar mask are first processed by launch_sampling_rules
 // into a second buffer, from which they are drawn (greedy included; min_p, a logit cut after the
 // temperature, joins top-k's threshold); their logprobs stay those of the raw logits. The
 // penalties read per-sequence token counts that stay on the device: the sampling kernel adds
@@ -75,10 +75,15 @@ struct SamplingRulesBatch {
   const int32_t* lists = nullptr;
   int32_t num_rows = 0;
   int32_t vocab = 0;
+  // Optional grammar masks (gpu/token_masks.h): a row with mask_row[row] >= 0 keeps only the
+  // tokens whose bit is set in masks + mask_row[row] * mask_words; the others are -inf.
+  const uint32_t* masks = nullptr;
+  const int32_t* mask_row = nullptr;  // [num_rows]
+  int32_t mask_words = 0;
 };
 
 // vLLM's order: allowed mask, banned tokens, logit_bias, then the repetition / frequency /
-// presence penalties.
+// presence penalties; the grammar mask's -inf is kept by all of them, so it is applied last.
 cudaError_t launch_sampling_rules(const SamplingRulesBatch& batch, cudaStream_t stream);
 
 // entries: [n] pairs (count row, token | kPromptBit for a prompt token): a prompt token sets

@@ -87,6 +87,12 @@ PackedRules SamplingRulesState::pack(const std::vector<SequenceInput>& seqs, con
   for (const SequenceInput& s : seqs) {
     if (!s.sample) continue;
     const size_t row = r++;
+    if (s.sampling.token_mask) {
+      // The k-th masked row reads the k-th mask (gpu/token_masks.h); the rules kernel applies it.
+      words[L.mask_row + row] = static_cast<uint32_t>(out.masked_rows++);
+      words[L.processed_row + row] = 1;
+      out.any_processed = true;
+    }
     const SamplingRules* rules = s.sampling.rules.get();
     if (rules == nullptr) continue;
     SampledHistory::Entry* known = history_.find(s.seq_id);
@@ -161,6 +167,24 @@ PackedRules SamplingRulesState::pack(const std::vector<SequenceInput>& seqs, con
                                  static_cast<int32_t>(entries.size() / 2), stream),
              "token counts");
   return out;
+}
+
+const uint32_t* SamplingRulesState::upload_masks(const uint32_t* rows, size_t num_rows, size_t row_words,
+                                                 cudaStream_t stream) {
+  if (num_rows > static_cast<size_t>(logit_rows_)) {
+    throw std::invalid_argument(std::to_string(num_rows) + " grammar masks for " + std::to_string(logit_rows_) +
+                                " sampling rows");
+  }
+  const size_t bytes = num_rows * row_words * 4;
+  if (mask_staging_.bytes() < bytes) {
+    const size_t all = static_cast<size_t>(logit_rows_) * row_words * 4;
+    mask_staging_ = PinnedBuffer(all, "grammar masks");
+    masks_ = DeviceBuffer(all, "grammar masks");
+  }
+  std::memcpy(mask_staging_.as<void>(), rows, bytes);
+  check_cuda(cudaMemcpyAsync(masks_.get(), mask_staging_.as<void>(), bytes, cudaMemcpyHostToDevice, stream),
+             "upload of grammar masks");
+  return masks_.as<uint32_t>();
 }
 
 void SamplingRulesState::record(const int32_t* tokens, size_t rows) {

@@ -23,6 +23,7 @@ namespace zinfer::gpu::cuda {
 
 struct PackedRules {
   bool any_processed = false;  // some row draws from processed logits (launch_sampling_rules)
+  int32_t masked_rows = 0;     // rows with a grammar mask (SamplingConfig::token_mask)
   bool any_min_p = false;
   bool any_counts = false;     // some row has a count row (the sampling kernel updates it)
 };
@@ -41,6 +42,10 @@ class SamplingRulesState {
                    cudaStream_t stream);
   // After the step: the tokens drawn, one per row of the last pack, join the records.
   void record(const int32_t* tokens, size_t rows);
+  // Enqueues on `stream` the upload of the step's grammar masks (rows of row_words words) through
+  // a pinned buffer, into a device buffer of logit_rows masks allocated on first use (its
+  // address then stays); returns the device copy.
+  const uint32_t* upload_masks(const uint32_t* rows, size_t num_rows, size_t row_words, cudaStream_t stream);
 
   const int32_t* lists() const { return lists_.as<int32_t>(); }
   float* processed() const { return processed_.as<float>(); }  // [logit_rows, vocab] once a row needed it
@@ -68,6 +73,8 @@ class SamplingRulesState {
   PinnedBuffer staging_;       // host_lists_ and the count entries, uploaded in one copy
   DeviceBuffer lists_;
   DeviceBuffer processed_;     // the processed logits, allocated when first needed
+  PinnedBuffer mask_staging_;  // grammar masks, [logit_rows, words], allocated when first needed
+  DeviceBuffer masks_;
 };
 
 }  // namespace zinfer::gpu::cuda

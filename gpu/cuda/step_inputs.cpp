@@ -47,6 +47,7 @@ StepLayout::StepLayout(const StepCapacity& c) : cap(c) {
   min_p = take(S);
   count_row = take(S);
   processed_row = take(S);
+  mask_row = take(S);
   rule_lists = take(S * kRuleLists * 2);
   block_tables = take((S + 1) * static_cast<size_t>(c.max_blocks_per_seq));
   total_words = at;
@@ -199,6 +200,7 @@ PackedStep pack_step(const std::vector<SequenceInput>& seqs, const StepLayout& L
       put_float(words, L.min_p + r, 0.0f);
       words[L.count_row + r] = static_cast<uint32_t>(-1);
       words[L.processed_row + r] = 0;
+      words[L.mask_row + r] = static_cast<uint32_t>(-1);
       std::fill_n(words + L.rule_lists + r * kRuleLists * 2, kRuleLists * 2, 0u);
       out.rows.push_back(SampleRow{s.seq_id, c.top_logprobs});
     }

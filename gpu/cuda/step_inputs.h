@@ -45,6 +45,7 @@ struct StepLayout {
   // backend's SamplingRulesState the rows that have rules.
   size_t repetition = 0, frequency = 0, presence = 0, min_p = 0, count_row = 0,
          processed_row = 0;     // [max_seqs] each
+  size_t mask_row = 0;          // [max_seqs]: the row's grammar mask, -1: none
   size_t rule_lists = 0;        // [max_seqs * kRuleLists * 2] (offset, length) pairs
   // Last, so that a step uploads only the prefix it uses: the sequences' block tables packed one
   // after another ([(max_seqs + 1) * max_blocks_per_seq] at most).

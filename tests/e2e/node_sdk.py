@@ -21,7 +21,7 @@ from e2e_common import Server, TestFailure, check, log, main_wrapper  # noqa: E4
 
 
 def parse():
-    extra = argparse.ArgumentParser(add_help=False)
+    extra = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     extra.add_argument("--script", required=True, help="file name under tests/node")
     for section in ("server", "model", "scheduler", "cache", "tokenizer"):
         extra.add_argument(f"--{section}-json", default="", help=f"extra [{section}] settings as JSON")

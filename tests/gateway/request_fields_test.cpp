@@ -26,6 +26,8 @@ HttpOptions options() {
   HttpOptions o;
   o.served_model_name = "m";
   o.max_model_len = 100;
+  o.tool_call_parser = "hermes";  // tool_choice "auto" is served
+  o.enable_auto_tool_choice = true;
   return o;
 }
 
@@ -114,9 +116,12 @@ const std::vector<Row>& rows() {
       {"continue_final_message", NoC, Ch, true, Expect::kRefused, false},
       {"chat_template", NoC, Ch, "{{ messages }}", Expect::kRefused, nullptr},
       {"documents", NoC, Ch, {{{"title", "t"}, {"text", "x"}}}, Expect::kRefused, nullptr},
-      {"tools", NoC, Ch, {{{"type", "function"}, {"function", {{"name", "f"}}}}}, Expect::kRefused, json::array()},
-      {"tool_choice", NoC, Ch, "auto", Expect::kRefused, "none"},
-      {"parallel_tool_calls", NoC, Ch, true, Expect::kRefused, false},
+      {"tools", NoC, Ch, {{{"type", "function"}, {"function", {{"name", "f"}}}}}, Expect::kHonoured, nullptr,
+       {{"tool_choice", "none"}}},
+      {"tool_choice", NoC, Ch, "required", Expect::kHonoured, nullptr,
+       {{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}},
+      {"parallel_tool_calls", NoC, Ch, false, Expect::kHonoured, nullptr,
+       {{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}, {"tool_choice", "required"}}},
       {"functions", NoC, Ch, {{{"name", "f"}}}, Expect::kRefused, json::array()},
       {"function_call", NoC, Ch, "auto", Expect::kRefused, "none"},
       {"reasoning_effort", NoC, Ch, "low", Expect::kRefused, nullptr},
@@ -296,8 +301,8 @@ TEST(RequestFields, NestedFieldsAreHonouredOrRefusedByName) {
   chat["chat_template_kwargs"] = {{"tools_enabled", true}};
   EXPECT_EQ(parse(ApiKind::kChat, chat).param, "chat_template_kwargs.tools_enabled");
   chat = base_body(ApiKind::kChat);
-  chat["messages"][0]["name"] = "bob";
-  EXPECT_EQ(parse(ApiKind::kChat, chat).param, "messages[0].name");
+  chat["messages"][0]["weight"] = 2;
+  EXPECT_EQ(parse(ApiKind::kChat, chat).param, "messages[0].weight");
   json c = base_body(ApiKind::kCompletions);
   c["stream"] = true;
   c["stream_options"] = {{"continuous_usage_stats", true}};

@@ -27,7 +27,7 @@ ALLOWED = [
     ("actors/kv/", ["actors/kv/", "protocol/"]),
     ("actors/scheduler/", ["actors/scheduler/", "actors/kv/", "protocol/", "settings/"]),
     ("actors/detokenizer/", ["actors/detokenizer/", "actors/tokenizer/", "actors/text/", "runtime/", "protocol/"]),
-    ("actors/executor/", ["actors/executor/", "gpu/", "runtime/", "protocol/"]),
+    ("actors/executor/", ["actors/executor/", "actors/grammar/", "actors/tokenizer/", "gpu/", "runtime/", "protocol/"]),
     ("actors/pipeline/", ["actors/", "gateway/", "gpu/", "runtime/", "protocol/", "settings/"]),
 ]
 

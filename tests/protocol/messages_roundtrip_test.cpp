@@ -399,6 +399,14 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   EXPECT_EQ(rr.outputs[0].top_logprobs[1].token, 1);
   EXPECT_EQ(rr.outputs[1].seq_id, 6u);
   EXPECT_EQ(rr.forward_us, 5000);
+  EXPECT_TRUE(rr.seq_errors.empty());
+  res.seq_errors = {{6, "structured output: the regex does not compile"}, {9, ""}};
+  auto re = roundtrip(res);
+  ASSERT_EQ(re.seq_errors.size(), 2u);
+  EXPECT_EQ(re.seq_errors[0].seq_id, 6u);
+  EXPECT_EQ(re.seq_errors[0].message, "structured output: the regex does not compile");
+  EXPECT_EQ(re.seq_errors[1].seq_id, 9u);
+  EXPECT_EQ(re.outputs.size(), 2u);
 }
 
 TEST(ProtocolRoundTrip, Stats) {

@@ -17,7 +17,7 @@ TEST(SamplingRules, OnlyRequestsThatProcessLogitsHaveThem) {
   s.top_k = 5;
   s.stop_token_ids = {7};
   EXPECT_FALSE(has_sampling_rules(s));
-  for (int which = 0; which < 8; ++which) {
+  for (int which = 0; which < 9; ++which) {
     protocol::SamplingParams t;
     if (which == 0) t.repetition_penalty = 1.1f;
     if (which == 1) t.frequency_penalty = -0.2f;
@@ -27,6 +27,7 @@ TEST(SamplingRules, OnlyRequestsThatProcessLogitsHaveThem) {
     if (which == 5) t.allowed_token_ids = {1};
     if (which == 6) t.bad_words_token_ids = {{4}};
     if (which == 7) t.min_tokens = 2;
+    if (which == 8) t.structured.emplace();  // the executor masks by the grammar
     EXPECT_TRUE(has_sampling_rules(t)) << which;
   }
 }
@@ -93,6 +94,76 @@ TEST(SamplingRules, EachSequenceGetsItsRulesWithItsFirstSamplingWorkOnly) {
   }
   EXPECT_EQ(t.out(1, 2).size(), 6u);
   EXPECT_EQ(t.out(2, 0).size(), 6u);
+}
+
+TEST(SamplingRules, StructuredOutputTravelsWithTheRulesOfEverySample) {
+  // Invariant 37 (docs/architecture.md): each sample of an n > 1 request is its own sequence
+  // and gets the request's structured output with its own first sampling work.
+  SchedulerConfig c;
+  c.max_num_batched_tokens = 64;
+  c.max_num_seqs = 8;
+  c.max_model_len = 128;
+  c.num_device_blocks = 64;
+  c.eos_token_ids = {999};
+  SchedulerCore core(c);
+  auto req = make_request(1, prompt_of(20, 1), 4);
+  req.sampling.n = 4;
+  protocol::StructuredOutput so;
+  so.kind = protocol::StructuredKind::kRegex;
+  so.text = "[0-9]+";
+  so.begin_after = "</think>";
+  req.sampling.structured = so;
+  core.add_request(req);
+  FakeExecutor exec(64, 0, 16, 1000);
+  Transcript t;
+  drive(core, exec, t);
+  std::map<uint64_t, int> rules_seen;
+  for (const auto& plan : t.plans) {
+    for (const auto& w : plan.seqs) {
+      if (!w.rules) continue;
+      ++rules_seen[w.seq_id];
+      ASSERT_TRUE(w.rules->structured.has_value());
+      EXPECT_EQ(w.rules->structured->kind, protocol::StructuredKind::kRegex);
+      EXPECT_EQ(w.rules->structured->text, "[0-9]+");
+      EXPECT_EQ(w.rules->structured->begin_after, "</think>");
+      EXPECT_TRUE(w.rules->output_ids.empty());
+    }
+  }
+  EXPECT_EQ(rules_seen.size(), 4u);
+  for (const auto& [seq, count] : rules_seen) EXPECT_EQ(count, 1) << "sequence " << seq;
+}
+
+TEST(SamplingRules, ASequenceTheExecutorFailsEndsItsRequestAlone) {
+  // StepResult.seq_errors (a grammar that does not compile in the executor): that request ends
+  // with a 400 naming the problem, the other request of the step goes on.
+  SchedulerConfig c;
+  c.max_num_batched_tokens = 64;
+  c.max_num_seqs = 8;
+  c.max_model_len = 128;
+  c.num_device_blocks = 64;
+  c.eos_token_ids = {999};
+  SchedulerCore core(c);
+  auto bad = make_request(1, prompt_of(10, 1), 5);
+  bad.sampling.n = 2;
+  core.add_request(bad);
+  core.add_request(make_request(2, prompt_of(10, 2), 5));
+  FakeExecutor exec(64, 0, 16, 1000);
+  Transcript t;
+  auto plan = core.schedule();
+  ASSERT_TRUE(plan);
+  protocol::StepResult r = exec.run(*plan);
+  ASSERT_FALSE(r.outputs.empty());
+  r.seq_errors.push_back({plan->seqs[0].seq_id, "structured output: the regex does not compile"});
+  t.take(core.postprocess(r));
+  EXPECT_EQ(t.why(1), "error");
+  ASSERT_EQ(t.errors.size(), 1u);
+  EXPECT_EQ(t.errors[0].request_id, 1u);
+  EXPECT_EQ(t.errors[0].code, 400);
+  EXPECT_EQ(t.errors[0].message, "structured output: the regex does not compile");
+  drive(core, exec, t);
+  EXPECT_EQ(t.why(2), "length");
+  EXPECT_EQ(t.out(2).size(), 5u);
+  expect_all_returned(core);
 }
 
 }  // namespace

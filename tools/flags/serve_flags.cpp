@@ -34,7 +34,9 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add_switch(cmd, "cache.enable_prefix_caching", "--enable-prefix-caching", "--no-enable-prefix-caching");
   flags_.add(cmd, "tokenizer.chat_template", "--chat-template");
   flags_.add(cmd, "scheduler.seed", "--seed");
-  flags_.add(cmd, "server.api_keys", "--api-key");  // ZINFER_API_KEY when neither the flag nor the file gives one
+  flags_.add(cmd, "server.api_keys", "--api-key");
+  flags_.add(cmd, "server.tool_call_parser", "--tool-call-parser");
+  flags_.add_switch(cmd, "server.enable_auto_tool_choice", "--enable-auto-tool-choice", "--no-enable-auto-tool-choice");  // ZINFER_API_KEY when neither the flag nor the file gives one
 
   // zinfer's own settings, after their keys.
   flags_.add(cmd, "server.zmq_endpoint", "--zmq-endpoint");
