@@ -106,9 +106,9 @@ def stops(server):
     check_openai_error(status, out, 400, "an unknown field")
     check_equal(out["error"]["param"], "max_token", "the unknown field is named")
     status, out = post_json(server.port, "/v1/chat/completions", {
-        "messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})
-    check_openai_error(status, out, 400, "response_format json_object")
-    check_equal(out["error"]["param"], "response_format", "response_format is named")
+        "messages": [{"role": "user", "content": "x"}], "response_format": {"type": "structural_tag"}})
+    check_openai_error(status, out, 400, "response_format structural_tag")
+    check_equal(out["error"]["param"], "response_format.type", "response_format.type is named")
     log("stop_token_ids, stop strings, stop_reason, include_stop_str_in_output: as vLLM's")
 
 
