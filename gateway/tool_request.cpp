@@ -3,6 +3,7 @@
 #include <set>
 
 #include "gateway/api_error.h"
+#include "gateway/grammar_check.h"
 
 namespace zinfer::gateway {
 namespace {
@@ -152,6 +153,16 @@ ToolRequest parse_tool_request(const json& body, std::string_view body_text, con
       if (request.sampling.structured) {
         refuse("tool_choice", "forces a call, which cannot be combined with another output constraint "
                               "(response_format, structured_outputs, guided_*)");
+      }
+      // The schema of each function that may be called compiles, or the 400 names its parameters
+      // (a keyword the engine does not compile would otherwise fail later, in the executor).
+      for (size_t i = 0; i < out.tools.size(); ++i) {
+        const ordered_json& fn = out.tools[i]["function"];
+        if (out.choice == ToolRequest::Choice::kNamed && fn["name"] != out.function) continue;
+        if (!fn.contains("parameters")) continue;
+        shared_grammar_check().check(
+            protocol::StructuredOutput{protocol::StructuredKind::kJsonSchema, fn["parameters"].dump(), {}, {}},
+            "tools[" + std::to_string(i) + "].function.parameters");
       }
       out.parser = out.choice == ToolRequest::Choice::kNamed ? tools::named_call_parser(out.function)
                                                               : tools::required_calls_parser();

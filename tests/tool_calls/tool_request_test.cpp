@@ -189,6 +189,22 @@ TEST(ToolRequest, ForcedCallsDoNotMixWithOtherConstraints) {
   }
 }
 
+TEST(ToolRequest, AForcedToolWhoseParametersDoNotCompileIsRefusedByItsField) {
+  // `not` is a keyword the grammar engine does not compile: a forced call through that tool is a
+  // 400 naming its parameters; another tool, or tool_choice auto (no grammar), is unaffected.
+  const std::string odd = R"({"type": "function", "function": {"name": "odd", "parameters": {"type": "object",
+      "properties": {"x": {"not": {"type": "string"}}}}}})";
+  auto with_odd = [&](const std::string& extra) {
+    return R"({"messages": [{"role": "user", "content": "hi"}], "tools": [)" + std::string(kWeather) + "," + odd +
+           "], " + extra + "}";
+  };
+  EXPECT_EQ(refused(with_odd(R"("tool_choice": "required")")), "tools[1].function.parameters");
+  EXPECT_EQ(refused(with_odd(R"("tool_choice": {"type": "function", "function": {"name": "odd"}})")),
+            "tools[1].function.parameters");
+  EXPECT_EQ(refused(with_odd(R"("tool_choice": {"type": "function", "function": {"name": "get_weather"}})")), "");
+  EXPECT_EQ(refused(with_odd(R"("tool_choice": "auto")")), "");
+}
+
 TEST(ToolRequest, ZeroMqRequestsMayCarryToolsOnlyWithMessages) {
   protocol::GenerateRequest r;
   r.prompt = "x";
