@@ -2,35 +2,17 @@
 
 #include "actors/grammar/errors.h"
 #include "actors/grammar/grammar_source.h"
+#include "actors/grammar/structured_source.h"
 #include "gateway/api_error.h"
 
 namespace zinfer::gateway {
-namespace {
-
-grammar::GrammarSource to_source(const protocol::StructuredOutput& s) {
-  grammar::GrammarSource g;
-  switch (s.kind) {
-    case protocol::StructuredKind::kJsonSchema: g.kind = grammar::GrammarSource::Kind::kJsonSchema; break;
-    case protocol::StructuredKind::kJsonObject: g.kind = grammar::GrammarSource::Kind::kJsonObject; break;
-    case protocol::StructuredKind::kRegex: g.kind = grammar::GrammarSource::Kind::kRegex; break;
-    case protocol::StructuredKind::kChoice: g.kind = grammar::GrammarSource::Kind::kChoice; break;
-    case protocol::StructuredKind::kGrammar: g.kind = grammar::GrammarSource::Kind::kGbnf; break;
-    default:
-      throw grammar::GrammarError("kind", "unknown structured output kind " + std::to_string(static_cast<int>(s.kind)));
-  }
-  g.text = s.text;
-  g.choices = s.choices;
-  return g;
-}
-
-}  // namespace
 
 GrammarCheck::GrammarCheck(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
 
 GrammarCheck::Outcome GrammarCheck::compile(const protocol::StructuredOutput& structured) {
   Outcome o;
   try {
-    (void)grammar::compile(to_source(structured));
+    (void)grammar::compile(grammar::source_of(structured));
   } catch (const grammar::GrammarError& e) {
     o.ok = false;
     o.construct = e.construct();

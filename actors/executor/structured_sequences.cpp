@@ -4,26 +4,9 @@
 #include <utility>
 
 #include "actors/grammar/errors.h"
+#include "actors/grammar/structured_source.h"
 
 namespace zinfer::actors {
-
-grammar::GrammarSource to_grammar_source(const protocol::StructuredOutput& s) {
-  grammar::GrammarSource g;
-  switch (s.kind) {
-    case protocol::StructuredKind::kJsonSchema: g.kind = grammar::GrammarSource::Kind::kJsonSchema; break;
-    case protocol::StructuredKind::kJsonObject: g.kind = grammar::GrammarSource::Kind::kJsonObject; break;
-    case protocol::StructuredKind::kRegex: g.kind = grammar::GrammarSource::Kind::kRegex; break;
-    case protocol::StructuredKind::kChoice: g.kind = grammar::GrammarSource::Kind::kChoice; break;
-    case protocol::StructuredKind::kGrammar: g.kind = grammar::GrammarSource::Kind::kGbnf; break;
-    default:
-      throw grammar::GrammarError("kind", "structured output kind " + std::to_string(static_cast<int>(s.kind)) +
-                                              " is not one of json_schema (0), json_object (1), regex (2), choice (3), "
-                                              "grammar (4)");
-  }
-  g.text = s.text;
-  g.choices = s.choices;
-  return g;
-}
 
 StructuredSequences::StructuredSequences(std::shared_ptr<const grammar::Vocabulary> vocabulary, size_t cache_capacity)
     : vocabulary_(std::move(vocabulary)) {
@@ -52,7 +35,7 @@ void StructuredSequences::start(uint64_t seq_id, const protocol::StructuredOutpu
     throw grammar::GrammarError("structured", "structured output needs the model's tokenizer.json, which the executor "
                                               "did not find");
   }
-  auto entry = std::make_unique<Entry>(cache_->get(to_grammar_source(structured)));
+  auto entry = std::make_unique<Entry>(cache_->get(grammar::source_of(structured)));
   if (!structured.begin_after.empty()) {
     entry->started = false;
     const grammar::Vocabulary& v = *vocabulary_;

@@ -25,8 +25,6 @@
 
 namespace zinfer::actors {
 
-grammar::GrammarSource to_grammar_source(const protocol::StructuredOutput& structured);
-
 class StructuredSequences {
  public:
   // `vocabulary`: the model's tokenizer as the grammar reads it, masks as wide as the logits;

@@ -24,6 +24,7 @@ ALLOWED = [
     ("actors/text/", ["actors/text/"]),
     ("actors/tokenizer/", ["actors/tokenizer/", "actors/text/"]),
     ("actors/chat_template/", ["actors/chat_template/", "actors/text/"]),
+    ("actors/grammar/", ["actors/grammar/", "actors/tokenizer/", "actors/text/", "protocol/"]),
     ("actors/kv/", ["actors/kv/", "protocol/"]),
     ("actors/scheduler/", ["actors/scheduler/", "actors/kv/", "protocol/", "settings/"]),
     ("actors/detokenizer/", ["actors/detokenizer/", "actors/tokenizer/", "actors/text/", "runtime/", "protocol/"]),
