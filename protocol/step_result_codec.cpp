@@ -1,5 +1,6 @@
 // StepResult and its records (SeqOutput, TopLogprob): the executor -> scheduler answer of a step.
 #include "protocol/fast_cursor.h"
+#include "protocol/packed_value.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
@@ -68,7 +69,7 @@ void read_payload(WireReader& r, SeqOutput& o) {
 }
 
 void write_payload(WireWriter& w, const StepResult& s) {
-  w.map_header(4);
+  w.map_header(5);
   w.str("step_id");
   w.integer(s.step_id);
   w.str("outputs");
@@ -77,6 +78,8 @@ void write_payload(WireWriter& w, const StepResult& s) {
   w.integer(s.forward_us);
   w.str("error");
   w.str(s.error);
+  w.str("prompt_logprobs");
+  write_packed(w, s.prompt_logprobs);
 }
 
 void read_payload(WireReader& r, StepResult& s) {
@@ -95,6 +98,10 @@ void read_payload(WireReader& r, StepResult& s) {
     }
     if (key == "error") {
       s.error = r.read_str();
+      return true;
+    }
+    if (key == "prompt_logprobs") {
+      read_packed(r, s.prompt_logprobs, "prompt_logprobs");
       return true;
     }
     return false;
