@@ -3,8 +3,10 @@
 #include "actors/scheduler/scheduler_core.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
+#include "actors/scheduler/prompt_logprobs.h"
 #include "actors/scheduler/stop_conditions.h"
 #include "protocol/record_reuse.h"
 
@@ -41,6 +43,7 @@ SchedulerOutput SchedulerCore::reject(const protocol::TokenizedRequest& request,
   start.logprobs = request.sampling.logprobs;
   start.stop_token_ids = request.sampling.stop_token_ids;
   start.include_stop_str_in_output = request.sampling.include_stop_str_in_output;
+  if (request.sampling.return_prompt) start.prompt_ids = request.prompt_ids;
   out.starts.push_back(start);
   for (int32_t i = 0; i < start.n; ++i) {
     protocol::TokenDelta d;
@@ -138,6 +141,12 @@ void SchedulerCore::ensure_started(Request& r, SchedulerOutput& out) {
   start.logprobs = r.sampling.logprobs;
   start.stop_token_ids = r.sampling.stop_token_ids;
   start.include_stop_str_in_output = r.sampling.include_stop_str_in_output;
+  start.scheduled_ns = r.scheduled_ns;
+  if (r.sampling.return_prompt && !r.seq_ids.empty()) {
+    if (const Sequence* s0 = find_seq(r.seq_ids.front())) {
+      start.prompt_ids.assign(s0->tokens.begin(), s0->tokens.begin() + r.num_prompt_tokens);
+    }
+  }
   out.starts.push_back(std::move(start));
 }
 
@@ -261,6 +270,11 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
                                 std::to_string(expected));
   }
 
+  for (const protocol::PromptLogprobs& piece : result.prompt_logprobs) {
+    Sequence* s = find_seq(piece.id);
+    if (s && s->status != SeqStatus::kFinished) add_prompt_logprobs(*s->request, piece);
+  }
+
   // The deltas are written in place into recycled ones where there are some (recycle()):
   // out.deltas[0, used) are this step's, the rest are spare until resized away below.
   out.deltas.swap(spare_deltas_);
@@ -302,6 +316,12 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     ++generation_tokens_;
     Request& r = *s->request;
     ensure_started(r, out);
+    if (r.sampling.prompt_logprobs >= 0 && !r.prompt_logprobs_sent) {
+      r.prompt_logprobs_sent = true;
+      r.prompt_logprobs.id = r.request_id;
+      r.prompt_logprobs.first_position = 1;
+      out.prompt_logprobs.push_back(std::move(r.prompt_logprobs));
+    }
     protocol::TokenDelta& d = next_delta();
     fill_delta(*s, d);
     d.token_ids.push_back(o->token);
@@ -320,6 +340,14 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
   return out;
 }
 
+void SchedulerCore::count_iteration_tokens(int64_t tokens) {
+  const auto& bounds = protocol::kIterationTokenBuckets;
+  iteration_tokens_.resize(std::size(bounds) + 1, 0);
+  const size_t bucket = static_cast<size_t>(std::lower_bound(std::begin(bounds), std::end(bounds), tokens) - std::begin(bounds));
+  ++iteration_tokens_[bucket];
+  iteration_tokens_sum_ += tokens;
+}
+
 protocol::Stats SchedulerCore::stats() const {
   protocol::Stats st;
   const kv::KvStats kv = kv_.stats();
@@ -336,6 +364,9 @@ protocol::Stats SchedulerCore::stats() const {
   st.free_gpu_blocks = kv.free_device_blocks;
   st.num_cpu_blocks = kv.num_host_blocks;
   st.free_cpu_blocks = kv.free_host_blocks;
+  st.iteration_tokens = iteration_tokens_;
+  st.iteration_tokens.resize(std::size(protocol::kIterationTokenBuckets) + 1, 0);
+  st.iteration_tokens_sum = iteration_tokens_sum_;
   return st;
 }
 

@@ -33,6 +33,11 @@ struct Request {
   bool forked = false;                // n > 1: the samples have been forked from sample 0
   bool started = false;               // RequestStart emitted
   bool admitted = false;              // sample 0 was admitted once (cached_tokens is known)
+  int64_t scheduled_ns = 0;           // steady clock when sample 0 was first admitted (RequestStart's)
+  // prompt_logprobs (prompt_logprobs.h): the positions scored so far, from position 1 (id =
+  // request_id), and whether they were sent (once, with the request's first TokenDelta).
+  protocol::PromptLogprobs prompt_logprobs;
+  bool prompt_logprobs_sent = false;
 };
 
 struct Sequence {
