@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "actors/executor/prompt_scoring.h"
 #include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
 #include "runtime/link.h"
@@ -142,6 +143,7 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
               };
               try {
                 result = to_step_result(step_id, backend->step(batch));
+                if (!plan.prompt_scoring.empty()) result.prompt_logprobs = score_prompts(*backend, plan.prompt_scoring, batch);
               } catch (...) {
                 give_back();
                 throw;
