@@ -64,6 +64,24 @@ TEST(RandomDataset, ZeroRatioGivesFixedLengths) {
   EXPECT_THROW(random_dataset(codec, opt), std::invalid_argument);
 }
 
+TEST(RandomDataset, PrefixIsSharedByEveryPrompt) {
+  LetterCodec codec;
+  RandomDatasetOptions opt;
+  opt.num_prompts = 10;
+  opt.input_len = 6;
+  opt.output_len = 2;
+  opt.prefix_len = 12;
+  const auto rs = random_dataset(codec, opt);
+  const std::string prefix = rs[0].prompt.substr(0, 12);
+  for (const auto& r : rs) {
+    EXPECT_EQ(r.prompt_len, 18);  // vLLM: prefix + input_len
+    EXPECT_EQ(r.prompt.substr(0, 12), prefix);
+  }
+  EXPECT_NE(rs[0].prompt.substr(12), rs[1].prompt.substr(12));
+  opt.prefix_len = -1;
+  EXPECT_THROW(random_dataset(codec, opt), std::invalid_argument);
+}
+
 std::string sharegpt_json() {
   auto conv = [](const std::string& q, const std::string& a) {
     return nlohmann::json{{"id", q.substr(0, 3)},

@@ -31,7 +31,7 @@ std::string hex(size_t n) {
 }
 
 // Reads one HTTP request; returns false on a closed or malformed connection.
-bool read_request(int fd, std::string& path, std::string& body) {
+bool read_request(int fd, std::string& path, std::string& body, std::string& head_out) {
   std::string data;
   char buf[4096];
   size_t header_end = std::string::npos;
@@ -41,6 +41,7 @@ bool read_request(int fd, std::string& path, std::string& body) {
     data.append(buf, static_cast<size_t>(n));
   }
   const std::string head = data.substr(0, header_end);
+  head_out = head;
   const auto sp1 = head.find(' '), sp2 = head.find(' ', sp1 + 1);
   path = head.substr(sp1 + 1, sp2 - sp1 - 1);
   size_t length = 0;
@@ -82,6 +83,16 @@ FakeOpenAIServer::~FakeOpenAIServer() {
   ::close(listen_fd_);
 }
 
+std::string FakeOpenAIServer::last_head() const {
+  std::lock_guard lock(last_mutex_);
+  return last_head_;
+}
+
+std::string FakeOpenAIServer::last_body() const {
+  std::lock_guard lock(last_mutex_);
+  return last_body_;
+}
+
 void FakeOpenAIServer::accept_loop() {
   while (!stop_) {
     pollfd p{listen_fd_, POLLIN, 0};
@@ -96,8 +107,13 @@ void FakeOpenAIServer::accept_loop() {
 }
 
 void FakeOpenAIServer::serve(int fd) {
-  std::string path, body;
-  if (!read_request(fd, path, body)) return;
+  std::string path, body, head;
+  if (!read_request(fd, path, body, head)) return;
+  {
+    std::lock_guard lock(last_mutex_);
+    last_head_ = head;
+    last_body_ = body;
+  }
   const int now = ++in_flight_;
   for (int seen = max_in_flight_.load(); now > seen && !max_in_flight_.compare_exchange_weak(seen, now);) {
   }

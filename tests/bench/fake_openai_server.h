@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +22,9 @@ class FakeOpenAIServer {
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int max_in_flight() const { return max_in_flight_.load(); }
   int requests_served() const { return served_.load(); }
+  // The head (request line and headers) and body of the last request served.
+  std::string last_head() const;
+  std::string last_body() const;
 
  private:
   void accept_loop();
@@ -29,6 +33,8 @@ class FakeOpenAIServer {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> in_flight_{0}, max_in_flight_{0}, served_{0};
+  mutable std::mutex last_mutex_;
+  std::string last_head_, last_body_;
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };

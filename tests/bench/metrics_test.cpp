@@ -202,6 +202,20 @@ TEST(Report, ChosenMetricsAndPercentiles) {
   EXPECT_THROW(parse_metric_percentiles("x"), std::invalid_argument);
 }
 
+TEST(Report, PeakConcurrencyAndTokenRate) {
+  std::vector<RequestRecord> rs(3);
+  rs[0].send_time_s = 0.0, rs[0].end_time_s = 2.0;
+  rs[1].send_time_s = 0.5, rs[1].end_time_s = 1.0;
+  rs[2].send_time_s = 1.0, rs[2].end_time_s = 3.0;  // starts as request 1 ends: not counted together
+  EXPECT_EQ(max_concurrent_requests(rs), 2);
+  for (auto& r : rs) r.success = true;
+  rs[0].event_times_s = {0.1, 0.2, 1.5};
+  rs[1].event_times_s = {0.7, 0.9};
+  rs[2].event_times_s = {1.1, 2.5};
+  rs[2].success = false;  // a failed request's tokens do not count
+  EXPECT_EQ(max_output_tokens_per_s(rs), 4.0);
+}
+
 TEST(Report, ResultJsonCarriesPerRequestTimingsAndMetadata) {
   RunInfo info;
   info.backend = "openai-chat";
@@ -209,8 +223,22 @@ TEST(Report, ResultJsonCarriesPerRequestTimingsAndMetadata) {
   info.request_rate = std::numeric_limits<double>::infinity();
   info.date = "20261122-010203";
   info.metadata = parse_metadata({"gpu=h100", "note=a=b"});
+  info.save_detailed = true;
+  info.label = "run-a";
   const auto rs = recorded();
   const auto j = result_json(summarize(rs, 4.0, {}), info, rs);
+  EXPECT_EQ(j["label"], "run-a");
+  EXPECT_EQ(j["endpoint_type"], "openai-chat");
+  EXPECT_EQ(j["latencies"].size(), 4u);
+  EXPECT_EQ(j["start_times"].size(), 4u);
+  EXPECT_EQ(j["max_concurrent_requests"], max_concurrent_requests(rs));
+  // Without --save-detailed (vLLM's default) the per-request arrays are left out.
+  info.save_detailed = false;
+  const auto brief = result_json(summarize(rs, 4.0, {}), info, rs);
+  EXPECT_FALSE(brief.contains("ttfts"));
+  EXPECT_FALSE(brief.contains("requests"));
+  EXPECT_TRUE(brief.contains("mean_ttft_ms"));
+  EXPECT_TRUE(brief.contains("max_concurrent_requests"));
   EXPECT_EQ(j["gpu"], "h100");
   EXPECT_EQ(j["note"], "a=b");
   EXPECT_EQ(j["request_rate"], "inf");

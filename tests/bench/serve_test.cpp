@@ -96,6 +96,26 @@ TEST(Serve, OpenAIChatPoisson) {
   EXPECT_EQ(result.records[4].generated_text, "abcde");
 }
 
+TEST(Serve, ExtraBodyAndHeadersReachTheServer) {
+  testing::FakeOpenAIServer server;
+  RequestBodyOptions body;
+  body.top_k = 3;
+  body.extra_body = {{"response_format", {{"type", "json_object"}}}};
+  OpenAIBackend backend(server.base_url(), "/v1/completions", ApiKind::kCompletions, 1, "", body,
+                        {{"X-Bench-Label", "run-7"}});
+  LoadOptions opt;
+  opt.model = "fake";
+  opt.request_rate = std::numeric_limits<double>::infinity();
+  opt.progress = false;
+  const LoadResult result = run_load(backend, {BenchRequest{"ppp", 3, 2}}, opt);
+  ASSERT_TRUE(result.records[0].success) << result.records[0].error;
+  const auto sent = nlohmann::json::parse(server.last_body());
+  EXPECT_EQ(sent["response_format"]["type"], "json_object");
+  EXPECT_EQ(sent["top_k"], 3);
+  EXPECT_EQ(sent["max_tokens"], 2);
+  EXPECT_NE(server.last_head().find("X-Bench-Label: run-7"), std::string::npos) << server.last_head();
+}
+
 TEST(Serve, ConnectionRefusedCountsAsFailure) {
   int port = 0;
   {

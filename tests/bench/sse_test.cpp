@@ -88,6 +88,41 @@ TEST(Sse, RequestBodies) {
   EXPECT_EQ(bad["prompt"], "a\xEF\xBF\xBD" "b");
 }
 
+TEST(Sse, RequestBodyOptionsAndExtraBody) {
+  RequestBodyOptions o;
+  o.temperature = 0.7;
+  o.top_p = 0.9;
+  o.top_k = 20;
+  o.min_p = 0.05;
+  o.extra_body = parse_extra_body(R"({"response_format": {"type": "json_object"}, "max_tokens": 5, "stream_options": null})");
+  const auto c = nlohmann::json::parse(openai_request_body(ApiKind::kCompletions, "m", "hello", 7, false, o));
+  EXPECT_DOUBLE_EQ(c["temperature"].get<double>(), 0.7);
+  EXPECT_DOUBLE_EQ(c["top_p"].get<double>(), 0.9);
+  EXPECT_EQ(c["top_k"], 20);
+  EXPECT_DOUBLE_EQ(c["min_p"].get<double>(), 0.05);
+  EXPECT_EQ(c["response_format"]["type"], "json_object");
+  EXPECT_EQ(c["max_tokens"], 5);  // extra_body's keys replace the benchmark's
+  EXPECT_TRUE(c["stream_options"].is_null());
+  EXPECT_EQ(c["prompt"], "hello");
+  // Without the flags: greedy, and no top_p/top_k/min_p (the server's defaults apply).
+  const auto plain = nlohmann::json::parse(openai_request_body(ApiKind::kChat, "m", "hello", 7, false));
+  EXPECT_EQ(plain["temperature"], 0.0);
+  EXPECT_FALSE(plain.contains("top_p"));
+  EXPECT_FALSE(plain.contains("top_k"));
+  EXPECT_THROW(parse_extra_body("[1]"), std::invalid_argument);
+  EXPECT_THROW(parse_extra_body("{oops"), std::invalid_argument);
+}
+
+TEST(Sse, Headers) {
+  const auto h = parse_headers({"X-Tenant=a", "Authorization=Bearer k=v"});
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].first, "X-Tenant");
+  EXPECT_EQ(h[0].second, "a");
+  EXPECT_EQ(h[1].second, "Bearer k=v");
+  EXPECT_THROW(parse_headers({"novalue"}), std::invalid_argument);
+  EXPECT_THROW(parse_headers({"=x"}), std::invalid_argument);
+}
+
 TEST(HttpUrl, Parsing) {
   auto u = parse_http_url("http://127.0.0.1:8000");
   EXPECT_EQ(u.host, "127.0.0.1");

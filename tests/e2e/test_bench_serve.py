@@ -1,10 +1,15 @@
 """e2e (issue 6): `zinfer-bench serve` against the real CPU server, through both OpenAI endpoints
 and the ZeroMQ endpoint: the summary's request count and token totals must be those of the
 workload (random dataset, fixed lengths, ignore_eos), with no failed requests, and the token
-totals must agree with the server's own /metrics counters."""
+totals must agree with the server's own /metrics counters. Then vLLM's flags: `--backend vllm`
+with `--model` a served name (the server's /tokenize is the tokenizer), `--extra-body`, `--header`,
+`--num-warmups`, `--label`, `--save-result --save-detailed` (vLLM's result keys)."""
 
+import json
 import os
 import re
+import shutil
+import tempfile
 import subprocess
 import sys
 
@@ -59,6 +64,37 @@ def body(args):
         after = metrics(server.port)
         check_equal(metric(after, "zinfer_generation_tokens_total") - generated_before, total_generated,
                     "generation tokens counted by /metrics over the three runs")
+        vllm_flags(bench, server)
+
+
+def vllm_flags(bench, server):
+    folder = tempfile.mkdtemp(prefix="zinfer-bench-")
+    try:
+        cmd = [bench, "serve", "--backend", "vllm", "--base-url", f"http://127.0.0.1:{server.port}",
+               "--model", server.model_name, "--dataset-name", "random", "--num-prompts", "6",
+               "--random-input-len", "16", "--random-output-len", "4", "--random-prefix-len", "8",
+               "--request-rate", "inf", "--ignore-eos", "--seed", "5", "--disable-tqdm", "--num-warmups", "2",
+               "--extra-body", json.dumps({"min_tokens": 4, "max_tokens": 4}), "--header", "X-Bench=1",
+               "--label", "lbl", "--ready-check-timeout-sec", "30", "--save-result", "--save-detailed",
+               "--result-dir", folder, "--result-filename", "r.json"]
+        log("running", " ".join(cmd))
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        check_equal(out.returncode, 0, f"zinfer-bench serve --backend vllm (stderr: {out.stderr[-2000:]})")
+        check("using the server's /tokenize" in out.stderr, f"the server's tokenizer was used: {out.stderr[-500:]}")
+        check_equal(summary_number(out.stdout, "Successful requests:"), 6, "vllm backend: successful requests")
+        check_equal(summary_number(out.stdout, "Total generated tokens:"), 24, "vllm backend: generated tokens")
+        with open(os.path.join(folder, "r.json")) as f:
+            result = json.load(f)
+        check_equal(result["label"], "lbl", "label")
+        for key in ("ttfts", "itls", "latencies", "start_times", "input_lens", "output_lens", "generated_texts"):
+            check_equal(len(result[key]), 6, f"--save-detailed: {key}")
+        check(1 <= result["max_concurrent_requests"] <= 6, f"max_concurrent_requests {result['max_concurrent_requests']}")
+        check(all(n >= 8 for n in result["input_lens"]), "the prefix is part of every prompt")
+        for key in ("request_throughput", "output_throughput", "mean_ttft_ms", "p99_itl_ms", "completed"):
+            check(key in result, f"vLLM's key {key}")
+        log("--backend vllm with a served name, --extra-body, --header, --num-warmups, --label, --save-detailed")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

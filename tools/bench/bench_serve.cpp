@@ -1,6 +1,7 @@
 // `zinfer-bench serve`: a load generator for a running server, with the flags of vLLM's
 // benchmark_serving where the concept is the same. The work is in tools/bench/lib/ (datasets,
 // arrival, clients, metrics, report); this file is the command line and zinfer's tokenizer.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +10,9 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "actors/tokenizer/tokenizer.h"
 #include "tools/bench/commands.h"
@@ -17,6 +20,7 @@
 #include "tools/bench/lib/load_runner.h"
 #include "tools/bench/lib/openai_client.h"
 #include "tools/bench/lib/report.h"
+#include "tools/bench/lib/server_api.h"
 #include "tools/bench/lib/zmq_client.h"
 
 namespace zinfer::bench {
@@ -68,6 +72,16 @@ struct ServeArgs {
   bool disable_tqdm = false;
   int client_threads = 2;
   std::string api_key;
+  // Set only when the flag is given (filled by add_option_function).
+  std::optional<double> temperature, top_p, min_p;
+  std::optional<int> top_k;
+  std::string extra_body;
+  std::vector<std::string> headers;
+  int random_prefix_len = 0;
+  int num_warmups = 0;
+  bool save_detailed = false;
+  int ready_check_timeout_sec = 600;
+  std::string label;
 };
 
 double parse_rate(const std::string& text) {
@@ -98,6 +112,7 @@ std::vector<BenchRequest> make_requests(const ServeArgs& a, const TokenCodec& co
     o.output_len = a.random_output_len;
     o.range_ratio = a.random_range_ratio;
     o.seed = a.seed;
+    o.prefix_len = a.random_prefix_len;
     return random_dataset(codec, o);
   }
   if (a.dataset_name == "sharegpt") {
@@ -134,12 +149,42 @@ std::vector<BenchRequest> make_requests(const ServeArgs& a, const TokenCodec& co
 
 void run_serve(const ServeArgs& a) {
   if (a.model.empty()) throw std::invalid_argument("--model is required (the model name, or its folder for the tokenizer)");
-  const std::string tokenizer_path = a.tokenizer.empty() ? a.model : a.tokenizer;
-  auto codec = std::make_unique<ZinferTokenCodec>(tok::Tokenizer::from_file(tokenizer_path));
+  // vLLM's name for its completions client; the requests are the same.
+  const bool openai = a.backend == "openai" || a.backend == "vllm";
+  const bool http = openai || a.backend == "openai-chat";
+  if (!http && a.backend != "zinfer-zmq") {
+    throw std::invalid_argument("unknown --backend '" + a.backend + "' (openai, vllm, openai-chat, zinfer-zmq)");
+  }
+  const std::string base_url = !a.base_url.empty() ? a.base_url
+                               : http              ? "http://" + a.host + ":" + std::to_string(a.port)
+                                                   : "tcp://" + a.host + ":" + std::to_string(a.port);
+  const Headers headers = parse_headers(a.headers);
+  if (http && a.ready_check_timeout_sec > 0) {
+    std::fprintf(stderr, "zinfer-bench: waiting up to %d s for %s\n", a.ready_check_timeout_sec, base_url.c_str());
+    if (!wait_until_ready(parse_http_url(base_url), std::chrono::seconds(a.ready_check_timeout_sec), headers)) {
+      throw std::runtime_error("the server at " + base_url + " was not ready within --ready-check-timeout-sec " +
+                               std::to_string(a.ready_check_timeout_sec));
+    }
+  }
+  // The tokenizer: --tokenizer, else --model when it is a folder or file here, else the server's
+  // (/tokenize, /detokenize): --model is then a served name.
+  std::string tokenizer_path = a.tokenizer.empty() ? a.model : a.tokenizer;
+  std::unique_ptr<TokenCodec> codec;
+  if (!a.tokenizer.empty() || std::filesystem::exists(a.model) || !http) {
+    codec = std::make_unique<ZinferTokenCodec>(tok::Tokenizer::from_file(tokenizer_path));
+  } else {
+    tokenizer_path = base_url + "/tokenize";
+    codec = std::make_unique<RemoteTokenCodec>(parse_http_url(base_url),
+                                               a.served_model_name.empty() ? a.model : a.served_model_name, headers);
+    std::fprintf(stderr, "zinfer-bench: '%s' is no local tokenizer: using the server's /tokenize (%d tokens)\n",
+                 a.model.c_str(), codec->vocab_size());
+  }
   const double rate = parse_rate(a.request_rate);
   const auto slo = parse_goodput(a.goodput);
 
   RunInfo info;
+  info.label = a.label;
+  info.save_detailed = a.save_detailed;
   info.backend = a.backend;
   info.model = a.model;
   info.tokenizer = tokenizer_path;
@@ -156,21 +201,29 @@ void run_serve(const ServeArgs& a) {
   info.metric_percentiles = parse_metric_percentiles(a.metric_percentiles);
 
   std::unique_ptr<Backend> backend;
-  if (a.backend == "openai" || a.backend == "openai-chat") {
+  if (!http &&
+      (a.temperature || a.top_p || a.top_k || a.min_p || !a.extra_body.empty() || !a.headers.empty())) {
+    throw std::invalid_argument("--temperature, --top-p, --top-k, --min-p, --extra-body and --header need an OpenAI backend");
+  }
+  if (http) {
     const bool chat = a.backend == "openai-chat";
-    info.base_url = a.base_url.empty() ? "http://" + a.host + ":" + std::to_string(a.port) : a.base_url;
+    RequestBodyOptions body;
+    body.temperature = a.temperature;
+    body.top_p = a.top_p;
+    body.top_k = a.top_k;
+    body.min_p = a.min_p;
+    if (!a.extra_body.empty()) body.extra_body = parse_extra_body(a.extra_body);
+    info.base_url = base_url;
     info.endpoint = !a.endpoint.empty() ? a.endpoint : chat ? "/v1/chat/completions" : "/v1/completions";
     std::string key = a.api_key;
     if (key.empty()) {
       if (const char* env = std::getenv("OPENAI_API_KEY")) key = env;
     }
     backend = std::make_unique<OpenAIBackend>(info.base_url, info.endpoint, chat ? ApiKind::kChat : ApiKind::kCompletions,
-                                              a.client_threads, key);
-  } else if (a.backend == "zinfer-zmq") {
-    info.base_url = a.base_url.empty() ? "tcp://" + a.host + ":" + std::to_string(a.port) : a.base_url;
-    backend = std::make_unique<ZmqBackend>(info.base_url);
+                                              a.client_threads, key, std::move(body), headers);
   } else {
-    throw std::invalid_argument("unknown --backend '" + a.backend + "' (openai, openai-chat, zinfer-zmq)");
+    info.base_url = base_url;
+    backend = std::make_unique<ZmqBackend>(info.base_url);
   }
 
   const auto requests = make_requests(a, *codec);
@@ -193,6 +246,17 @@ void run_serve(const ServeArgs& a) {
   lo.seed = a.seed;
   lo.ignore_eos = a.ignore_eos;
   lo.progress = !a.disable_tqdm;
+  if (a.num_warmups > 0 && !requests.empty()) {
+    // vLLM's warm-up: the first request, num_warmups times, before the clock starts; not counted.
+    std::fprintf(stderr, "zinfer-bench: %d warm-up requests\n", a.num_warmups);
+    LoadOptions wo = lo;
+    wo.request_rate = std::numeric_limits<double>::infinity();
+    wo.progress = false;
+    const LoadResult warm = run_load(*backend, std::vector<BenchRequest>(static_cast<size_t>(a.num_warmups), requests.front()), wo);
+    for (const auto& r : warm.records) {
+      if (!r.success) throw std::runtime_error("a warm-up request failed: " + r.error);
+    }
+  }
   LoadResult result = run_load(*backend, requests, lo);
   backend.reset();
   count_output_tokens(result.records, *codec);
@@ -216,12 +280,15 @@ void run_serve(const ServeArgs& a) {
 void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand("serve", "load generator for a running server (vLLM benchmark_serving's flags)");
-  cmd->add_option("--backend", args->backend, "openai | openai-chat | zinfer-zmq")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "openai (alias vllm) | openai-chat | zinfer-zmq")->capture_default_str();
   cmd->add_option("--base-url", args->base_url, "server URL (http://HOST:PORT, or tcp://HOST:PORT for zinfer-zmq); overrides --host/--port");
   cmd->add_option("--host", args->host)->capture_default_str();
   cmd->add_option("--port", args->port)->capture_default_str();
   cmd->add_option("--endpoint", args->endpoint, "API path (default /v1/completions, or /v1/chat/completions for openai-chat)");
-  cmd->add_option("--model", args->model, "model name sent to the server; also the default tokenizer path")->required();
+  cmd->add_option("--model", args->model,
+                  "model name sent to the server; also the tokenizer's folder unless --tokenizer is given (a "
+                  "name that is no local path uses the server's /tokenize)")
+      ->required();
   cmd->add_option("--served-model-name", args->served_model_name, "name sent to the server instead of --model");
   cmd->add_option("--tokenizer", args->tokenizer, "tokenizer.json or a folder holding one (default: --model)");
   cmd->add_option("--dataset-name", args->dataset_name, "random | sharegpt | synthetic-chat")->capture_default_str();
@@ -252,6 +319,30 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--disable-tqdm", args->disable_tqdm, "no progress bar");
   cmd->add_option("--num-client-threads", args->client_threads, "I/O threads of the HTTP client")->capture_default_str();
   cmd->add_option("--api-key", args->api_key, "bearer token (default: $OPENAI_API_KEY)");
+  auto optional_flag = [cmd](const char* name, auto& target, const char* help) {
+    using T = typename std::remove_reference_t<decltype(target)>::value_type;
+    cmd->add_option_function<T>(name, [&target](const T& v) { target = v; }, help);
+  };
+  optional_flag("--temperature", args->temperature, "sampling temperature of every request (default 0, greedy)");
+  optional_flag("--top-p", args->top_p, "top_p of every request (default: the server's)");
+  optional_flag("--top-k", args->top_k, "top_k of every request (default: the server's)");
+  optional_flag("--min-p", args->min_p, "min_p of every request (default: the server's)");
+  cmd->add_option("--extra-body", args->extra_body,
+                  "JSON object merged into every request body, replacing the benchmark's own keys "
+                  "(e.g. '{\"response_format\": {\"type\": \"json_object\"}}')");
+  cmd->add_option("--header", args->headers, "KEY=VALUE HTTP headers sent with every request");
+  cmd->add_option("--random-prefix-len", args->random_prefix_len,
+                  "random tokens shared by every prompt of --dataset-name random, before its own")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--num-warmups", args->num_warmups, "warm-up requests (the first prompt) before the benchmark, not counted")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--save-detailed", args->save_detailed,
+                "also write the per-request arrays (ttfts, itls, latencies, start_times, texts, ...) into the result JSON");
+  cmd->add_option("--ready-check-timeout-sec", args->ready_check_timeout_sec,
+                  "wait this long for the server (GET /health or /v1/models) before starting; 0 = no check")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--label", args->label, "the run's name in the result JSON and its file name (default: the backend)");
   cmd->callback([args] { run_serve(*args); });
 }
 

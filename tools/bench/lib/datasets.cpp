@@ -29,10 +29,18 @@ class RandomText {
     if (allowed_.empty()) throw std::runtime_error("the tokenizer has no non-special tokens to draw prompts from");
   }
 
-  BenchRequest make(int len, int output_len, std::mt19937_64& rng) const {
+  std::vector<int32_t> draw(int len, std::mt19937_64& rng) const {
     std::uniform_int_distribution<size_t> pick(0, allowed_.size() - 1);
     std::vector<int32_t> ids(static_cast<size_t>(std::max(len, 0)));
     for (auto& id : ids) id = allowed_[pick(rng)];
+    return ids;
+  }
+
+  BenchRequest make(int len, int output_len, std::mt19937_64& rng, const std::vector<int32_t>& prefix = {}) const {
+    std::vector<int32_t> ids = prefix;
+    const auto own = draw(len, rng);
+    ids.insert(ids.end(), own.begin(), own.end());
+    len += static_cast<int>(prefix.size());
     BenchRequest r;
     r.prompt = codec_.decode(ids);
     auto again = codec_.encode(r.prompt);
@@ -75,10 +83,12 @@ std::vector<BenchRequest> random_dataset(const TokenCodec& codec, const RandomDa
   std::vector<std::pair<int, int>> lens(static_cast<size_t>(opt.num_prompts));
   for (auto& l : lens) l.first = in_dist(rng);
   for (auto& l : lens) l.second = out_dist(rng);
+  if (opt.prefix_len < 0) throw std::invalid_argument("--random-prefix-len must be >= 0, got " + std::to_string(opt.prefix_len));
   RandomText text(codec);
+  const std::vector<int32_t> prefix = text.draw(opt.prefix_len, rng);
   std::vector<BenchRequest> out;
   out.reserve(lens.size());
-  for (const auto& [in, o] : lens) out.push_back(text.make(in, o, rng));
+  for (const auto& [in, o] : lens) out.push_back(text.make(in, o, rng, prefix));
   return out;
 }
 

@@ -41,6 +41,9 @@ struct RandomDatasetOptions {
   int output_len = 128;
   double range_ratio = 0.0;  // in [0, 1)
   uint64_t seed = 0;
+  // vLLM's --random-prefix-len: this many random tokens, the same for every request, start each
+  // prompt (then the prompt's own input_len-drawn tokens).
+  int prefix_len = 0;
 };
 std::vector<BenchRequest> random_dataset(const TokenCodec& codec, const RandomDatasetOptions& opt);
 

@@ -53,6 +53,8 @@ struct OpenAIBackend::Impl {
   HttpUrl url;
   std::string target;
   std::string api_key;
+  RequestBodyOptions body;
+  std::vector<std::pair<std::string, std::string>> headers;
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   tcp::resolver::results_type endpoints;
@@ -87,7 +89,8 @@ asio::awaitable<void> OpenAIBackend::Impl::stream(BackendRequest req, Completion
     hr.set(http::field::accept, "text/event-stream");
     hr.set(http::field::user_agent, "zinfer-bench");
     if (!api_key.empty()) hr.set(http::field::authorization, "Bearer " + api_key);
-    hr.body() = openai_request_body(kind, req.model, req.prompt, req.max_tokens, req.ignore_eos);
+    for (const auto& [name, value] : headers) hr.set(name, value);
+    hr.body() = openai_request_body(kind, req.model, req.prompt, req.max_tokens, req.ignore_eos, body);
     hr.prepare_payload();
     co_await http::async_write(sock, hr, asio::use_awaitable);
 
@@ -155,8 +158,11 @@ asio::awaitable<void> OpenAIBackend::Impl::stream(BackendRequest req, Completion
 }
 
 OpenAIBackend::OpenAIBackend(const std::string& base_url, const std::string& endpoint, ApiKind kind,
-                             int io_threads, std::string api_key)
+                             int io_threads, std::string api_key, RequestBodyOptions body,
+                             std::vector<std::pair<std::string, std::string>> headers)
     : impl_(std::make_unique<Impl>()) {
+  impl_->body = std::move(body);
+  impl_->headers = std::move(headers);
   impl_->kind = kind;
   impl_->url = parse_http_url(base_url);
   impl_->target = impl_->url.path + (endpoint.empty() || endpoint.front() == '/' ? endpoint : "/" + endpoint);

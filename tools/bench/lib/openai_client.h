@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tools/bench/lib/backend.h"
 #include "tools/bench/lib/sse.h"
@@ -23,8 +25,11 @@ HttpUrl parse_http_url(const std::string& url);
 class OpenAIBackend : public Backend {
  public:
   // Resolves the host at once (throws std::runtime_error naming it when it does not resolve).
+  // `body` is added to every request body (sse.h); `headers` (--header) are sent with every
+  // request, after the benchmark's own, so a header named there replaces the default one.
   OpenAIBackend(const std::string& base_url, const std::string& endpoint, ApiKind kind, int io_threads,
-                std::string api_key = "");
+                std::string api_key = "", RequestBodyOptions body = {},
+                std::vector<std::pair<std::string, std::string>> headers = {});
   ~OpenAIBackend() override;
   void submit(BackendRequest request, Completion done) override;
 

@@ -132,6 +132,8 @@ std::string format_summary(const Summary& s, const RunInfo& info) {
 nlohmann::json result_json(const Summary& s, const RunInfo& info, const std::vector<RequestRecord>& records) {
   nlohmann::json j;
   j["date"] = info.date;
+  j["label"] = info.label.empty() ? info.backend : info.label;
+  j["endpoint_type"] = info.backend;
   j["backend"] = info.backend;
   j["base_url"] = info.base_url;
   j["endpoint"] = info.endpoint;
@@ -175,10 +177,14 @@ nlohmann::json result_json(const Summary& s, const RunInfo& info, const std::vec
     j[concat({n, "_ms"})] = distribution_json(d);
   }
 
+  j["max_concurrent_requests"] = max_concurrent_requests(records);
+  j["max_output_tokens_per_s"] = max_output_tokens_per_s(records);
+  if (!info.save_detailed) return j;
   auto& per = j["requests"] = nlohmann::json::array();
   nlohmann::json input_lens = nlohmann::json::array(), output_lens = nlohmann::json::array(),
                  ttfts = nlohmann::json::array(), itls = nlohmann::json::array(),
-                 errors = nlohmann::json::array(), texts = nlohmann::json::array();
+                 errors = nlohmann::json::array(), texts = nlohmann::json::array(),
+                 latencies = nlohmann::json::array(), start_times = nlohmann::json::array();
   for (const auto& r : records) {
     nlohmann::json q;
     q["index"] = r.index;
@@ -202,6 +208,8 @@ nlohmann::json result_json(const Summary& s, const RunInfo& info, const std::vec
     itls.push_back(r.itl_s());
     errors.push_back(r.error);
     texts.push_back(r.generated_text);
+    latencies.push_back(r.latency_s());
+    start_times.push_back(r.send_time_s);
   }
   // The flat arrays of vLLM's result file, for scripts written against it.
   j["input_lens"] = std::move(input_lens);
@@ -210,7 +218,36 @@ nlohmann::json result_json(const Summary& s, const RunInfo& info, const std::vec
   j["itls"] = std::move(itls);
   j["errors"] = std::move(errors);
   j["generated_texts"] = std::move(texts);
+  j["latencies"] = std::move(latencies);
+  j["start_times"] = std::move(start_times);
   return j;
+}
+
+int max_concurrent_requests(const std::vector<RequestRecord>& records) {
+  // +1 at each send, -1 at each end; ends sort before sends at the same instant.
+  std::vector<std::pair<double, int>> events;
+  for (const auto& r : records) {
+    events.emplace_back(r.send_time_s, 1);
+    events.emplace_back(r.end_time_s, -1);
+  }
+  std::sort(events.begin(), events.end());
+  int now = 0, most = 0;
+  for (const auto& [t, d] : events) most = std::max(most, now += d);
+  return most;
+}
+
+double max_output_tokens_per_s(const std::vector<RequestRecord>& records) {
+  // Tokens of every request by the whole second they arrived in (each event of a successful
+  // request one token, as vLLM counts its token timestamps); the busiest second's count.
+  std::map<int64_t, int64_t> per_second;
+  for (const auto& r : records) {
+    if (!r.success) continue;
+    const auto& times = r.event_times_s.empty() ? r.chunk_times_s : r.event_times_s;
+    for (double t : times) ++per_second[static_cast<int64_t>(std::floor(t))];
+  }
+  int64_t most = 0;
+  for (const auto& [s, n] : per_second) most = std::max(most, n);
+  return static_cast<double>(most);
 }
 
 std::string default_result_filename(const RunInfo& info) {
@@ -219,7 +256,7 @@ std::string default_result_filename(const RunInfo& info) {
   if (const auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
   if (model.empty()) model = "model";
   // Appended piece by piece: gcc 12 warns falsely (-Wrestrict) on a chain of operator+ here.
-  std::string name = info.backend;
+  std::string name = info.label.empty() ? info.backend : info.label;
   name.append("-").append(rate_text(info.request_rate)).append("qps");
   if (info.max_concurrency) name.append("-concurrency").append(std::to_string(*info.max_concurrency));
   name.append("-").append(model).append("-").append(info.date).append(".json");

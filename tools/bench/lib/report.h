@@ -16,6 +16,8 @@ namespace zinfer::bench {
 
 // How the run was configured, as it appears in the table and the JSON.
 struct RunInfo {
+  std::string label;             // vLLM's --label: names the run (default: the backend)
+  bool save_detailed = false;    // vLLM's --save-detailed: the per-request arrays go into the JSON
   std::string backend;
   std::string base_url;
   std::string endpoint;
@@ -43,9 +45,16 @@ std::vector<double> parse_metric_percentiles(const std::string& list);
 // The table; ends with a line of '='.
 std::string format_summary(const Summary& s, const RunInfo& info);
 
-// The --save-result document: the run's settings and metadata, the summary figures (ms), and
-// per-request arrays (input_lens, output_lens, ttfts, itls, e2els, send times, errors, texts).
+// The --save-result document with vLLM's keys: the run's settings and metadata, the summary
+// figures (ms), max_concurrent_requests and max_output_tokens_per_s (the peaks over the run); with
+// info.save_detailed also the per-request arrays (input_lens, output_lens, ttfts, itls,
+// latencies, start_times, errors, generated_texts) and zinfer's per-request records (requests).
 nlohmann::json result_json(const Summary& s, const RunInfo& info, const std::vector<RequestRecord>& records);
+
+// The most requests in flight at once (between send and end) during the run.
+int max_concurrent_requests(const std::vector<RequestRecord>& records);
+// The most stream events (tokens) of successful requests that arrived within one whole second.
+double max_output_tokens_per_s(const std::vector<RequestRecord>& records);
 
 // The file name vLLM would choose: BACKEND-RATEqps[-concurrencyN]-MODEL-DATE.json, with the
 // model's last path component.

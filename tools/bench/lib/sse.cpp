@@ -104,7 +104,7 @@ StreamEvent interpret_openai_event(std::string_view data, ApiKind kind) {
 }
 
 std::string openai_request_body(ApiKind kind, const std::string& model, const std::string& prompt,
-                                int max_tokens, bool ignore_eos) {
+                                int max_tokens, bool ignore_eos, const RequestBodyOptions& options) {
   nlohmann::json body;
   body["model"] = model;
   if (kind == ApiKind::kCompletions) {
@@ -115,12 +115,34 @@ std::string openai_request_body(ApiKind kind, const std::string& model, const st
     body["max_tokens"] = max_tokens;
     body["max_completion_tokens"] = max_tokens;
   }
-  body["temperature"] = 0.0;
+  body["temperature"] = options.temperature.value_or(0.0);
+  if (options.top_p) body["top_p"] = *options.top_p;
+  if (options.top_k) body["top_k"] = *options.top_k;
+  if (options.min_p) body["min_p"] = *options.min_p;
   body["stream"] = true;
   body["stream_options"] = {{"include_usage", true}};
   if (ignore_eos) body["ignore_eos"] = true;
+  for (const auto& [key, value] : options.extra_body.items()) body[key] = value;
   // Random-token prompts may decode to invalid UTF-8; send U+FFFD rather than fail the request.
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+nlohmann::json parse_extra_body(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    throw std::invalid_argument("--extra-body '" + text + "' is not a JSON object");
+  }
+  return j;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_headers(const std::vector<std::string>& items) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--header item '" + item + "' is not KEY=VALUE");
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
 }
 
 }  // namespace zinfer::bench

@@ -3,9 +3,14 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace zinfer::bench {
 
@@ -42,10 +47,26 @@ struct StreamEvent {
 // Throws std::runtime_error when the data is not JSON (the message shows the start of it).
 StreamEvent interpret_openai_event(std::string_view data, ApiKind kind);
 
-// The JSON body of a streaming request: temperature 0, stream_options.include_usage, the
-// max token count under both names for chat (max_tokens and max_completion_tokens), ignore_eos
-// when asked (a vLLM/zinfer extension; other servers ignore unknown fields).
+// What the user adds to every request body (vLLM benchmark_serving's flags): the sampling flags
+// (--temperature, --top-p, --top-k, --min-p; temperature 0 = greedy when not given, as vLLM) and
+// --extra-body, a JSON object merged into the body last, so that its keys replace the benchmark's
+// own (`{"max_tokens": 5}` wins over the dataset's length).
+struct RequestBodyOptions {
+  std::optional<double> temperature, top_p, min_p;
+  std::optional<int> top_k;
+  nlohmann::json extra_body = nlohmann::json::object();
+};
+
+// Parses --extra-body's text; throws std::invalid_argument unless it is a JSON object.
+nlohmann::json parse_extra_body(const std::string& text);
+
+// Parses --header items "KEY=VALUE"; throws std::invalid_argument naming a bad item.
+std::vector<std::pair<std::string, std::string>> parse_headers(const std::vector<std::string>& items);
+
+// The JSON body of a streaming request: the sampling of `options` (temperature 0 by default),
+// stream_options.include_usage, the max token count under both names for chat (max_tokens and
+// max_completion_tokens), ignore_eos when asked (a vLLM/zinfer extension), then extra_body.
 std::string openai_request_body(ApiKind kind, const std::string& model, const std::string& prompt,
-                                int max_tokens, bool ignore_eos);
+                                int max_tokens, bool ignore_eos, const RequestBodyOptions& options = {});
 
 }  // namespace zinfer::bench
