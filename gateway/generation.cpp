@@ -1,71 +1,131 @@
 #include "gateway/generation.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "gateway/api_error.h"
 
 namespace zinfer::gateway {
 
-Generation::Generation(OpenAiRequest request, uint64_t request_id, Metrics& metrics, InFlightLimiter::Token token)
+Generation::Generation(OpenAiRequest request, std::vector<uint64_t> engine_ids, Metrics& metrics,
+                       InFlightLimiter::Token token)
     : req_(std::move(request)),
-      id_(request_id),
-      meta_(make_response_meta(req_, request_id)),
-      choices_(static_cast<size_t>(std::max(1, req_.request.sampling.n))),
-      timer_(metrics, req_.request.sampling.n),
-      token_(std::move(token)) {}
+      ids_(std::move(engine_ids)),
+      n_(std::max(1, req_.request.sampling.n)),
+      meta_(make_response_meta(req_, ids_.empty() ? 0 : ids_.front())),
+      token_(std::move(token)) {
+  if (ids_.empty()) throw std::invalid_argument("a generation needs an engine request id");
+  prompts_.resize(ids_.size());
+  for (size_t i = 0; i < prompts_.size(); ++i) {
+    if (i < req_.prompts.size()) prompts_[i].text = req_.prompts[i].text;
+  }
+  if (req_.kind == ApiKind::kChat && req_.echo && !req_.request.messages.empty()) {
+    // vLLM's chat echo: the last message's content, when its role is the response's (the
+    // assistant's, or with add_generation_prompt false the last message's own).
+    const auto& last = req_.request.messages.back();
+    if (!req_.request.add_generation_prompt || last.role == "assistant") prompts_.front().echo_text = last.content;
+  }
+  choices_.resize(prompts_.size() * static_cast<size_t>(n_));
+  naming_.texts = &texts_;
+  naming_.as_token_ids = req_.return_tokens_as_token_ids;
+  timers_.reserve(ids_.size());
+  for (size_t i = 0; i < ids_.size(); ++i) timers_.emplace_back(metrics, n_, req_.request.arrival_ns);
+}
 
-Generation::Reaction Generation::on_event(const EngineEvent& event) {
+bool Generation::owns(uint64_t engine_id) const { return std::find(ids_.begin(), ids_.end(), engine_id) != ids_.end(); }
+
+protocol::GenerateRequest Generation::engine_request(size_t index) const {
+  protocol::GenerateRequest r = request_for(req_, index);
+  r.request_id = ids_.at(index);
+  return r;
+}
+
+Generation::Reaction Generation::on_event(uint64_t engine_id, const EngineEvent& event) {
   if (over_) return {};
   if (const auto* reply = std::get_if<protocol::ErrorReply>(&event)) {
     ApiError err = api_error_from_reply(*reply);
     return on_error(err.status(), err.to_json());
   }
-  return on_delta(std::get<protocol::TextDelta>(event));
+  const auto it = std::find(ids_.begin(), ids_.end(), engine_id);
+  if (it == ids_.end()) return {};
+  protocol::TextDelta d = std::get<protocol::TextDelta>(event);
+  return on_delta(static_cast<size_t>(it - ids_.begin()), d);
 }
 
 Usage Generation::usage() const {
   Usage u;
-  u.prompt_tokens = timer_.prompt_tokens();
-  u.cached_tokens = timer_.cached_tokens();
+  for (const auto& p : prompts_) {
+    u.prompt_tokens += p.tokens;
+    u.cached_tokens += p.cached;
+  }
   for (const auto& c : choices_) u.completion_tokens += c.completion_tokens;
   return u;
 }
 
-Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
-  if (d.index < 0 || static_cast<size_t>(d.index) >= choices_.size()) {
+// stream_options: usage null in every chunk with include_usage; with continuous_usage_stats the
+// usage so far of the chunk's choice (vLLM's: its prompt and its tokens); else no usage key.
+nlohmann::json Generation::chunk_usage(size_t prompt, const ChoiceAccumulator& choice) const {
+  if (!req_.include_usage) return nlohmann::json(nlohmann::json::value_t::discarded);
+  if (!req_.continuous_usage) return nullptr;
+  Usage u;
+  u.prompt_tokens = prompts_[prompt].tokens;
+  u.completion_tokens = choice.completion_tokens;
+  return usage_json(u);
+}
+
+Generation::Reaction Generation::on_delta(size_t p, protocol::TextDelta& d) {
+  if (d.index < 0 || d.index >= n_) {
     ApiError err(500, "the engine sent sample index " + std::to_string(d.index) + " for a request with n=" +
-                          std::to_string(choices_.size()));
+                          std::to_string(n_));
     return on_error(err.status(), err.to_json());
   }
-  ChoiceAccumulator& choice = choices_[d.index];
+  const size_t k = p * static_cast<size_t>(n_) + static_cast<size_t>(d.index);
+  ChoiceAccumulator& choice = choices_[k];
   if (choice.finished()) return {};  // nothing may follow a sample's last delta
-  size_t offset = choice.text.size();
+  PromptState& prompt = prompts_[p];
+  prompt.take(d, req_.kind);
+  for (auto& [id, text] : d.token_texts) texts_.emplace(id, std::move(text));
+  const bool first = !choice.started;
   choice.add(d);
-  timer_.on_delta(d);
+  timers_[p].on_delta(d);
   if (choice.finished()) ++finished_count_;
-  bool all_done = finished_count_ == choices_.size();
+  const bool all_done = finished_count_ == choices_.size();
 
   Reaction r;
   if (all_done) {
     over_ = true;
     r.finished = true;
-    timer_.finish();
+    for (auto& t : timers_) t.finish();
   }
   if (!req_.stream) {
     if (all_done) {
       r.kind = Reaction::Kind::kBody;
-      r.data = full_response(meta_, choices_, usage()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      r.data = full_response(meta_, prompts_, choices_, n_, usage(), naming_)
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     return r;
   }
   r.kind = Reaction::Kind::kStream;
-  if (!stream_started_) {
-    stream_started_ = true;
-    if (meta_.kind == ApiKind::kChat) {
-      for (size_t i = 0; i < choices_.size(); ++i) r.data += sse_event(role_chunk(meta_, static_cast<int>(i), req_.include_usage));
+  const int index = static_cast<int>(k);
+  if (meta_.kind == ApiKind::kChat) {
+    if (!stream_started_) {
+      for (size_t i = 0; i < choices_.size(); ++i) {
+        r.data += sse_event(role_chunk(meta_, static_cast<int>(i), prompt, chunk_usage(p, choices_[i])));
+      }
+    }
+    if (first && !prompt.echo_text.empty()) {
+      r.data += sse_event(chat_echo_chunk(meta_, index, prompt.echo_text, chunk_usage(p, choice)));
     }
   }
-  if (!d.text.empty() || !d.token_ids.empty() || !d.finish_reason.empty()) {
-    r.data += sse_event(delta_chunk(meta_, d, offset, req_.include_usage));
+  stream_started_ = true;
+  const std::string text = streamed_text(meta_, d);
+  const bool echo_now = first && meta_.echo && req_.kind == ApiKind::kCompletions;
+  if (!text.empty() || !d.token_ids.empty() || !d.finish_reason.empty() || echo_now) {
+    r.data += sse_event(delta_chunk(meta_, prompt, index, first, choice.characters, d, naming_, chunk_usage(p, choice)));
+    if (echo_now) choice.characters += text_characters(prompt.echo_text);
+    choice.characters += text_characters(text);
   }
+  choice.started = true;
   if (all_done) {
     if (req_.include_usage) r.data += sse_event(usage_chunk(meta_, usage()));
     r.data += kSseDone;
@@ -76,7 +136,7 @@ Generation::Reaction Generation::on_delta(const protocol::TextDelta& d) {
 
 Generation::Reaction Generation::on_error(int status, const nlohmann::json& error) {
   over_ = true;
-  timer_.fail(status);
+  for (auto& t : timers_) t.fail(status);
   Reaction r;
   r.finished = true;
   r.status = status;
@@ -94,7 +154,7 @@ Generation::Reaction Generation::on_error(int status, const nlohmann::json& erro
 void Generation::abandon() {
   if (over_) return;
   over_ = true;
-  timer_.finish();
+  for (auto& t : timers_) t.finish();
 }
 
 }  // namespace zinfer::gateway
