@@ -248,6 +248,8 @@ TEST(Report, ResultJsonCarriesPerRequestTimingsAndMetadata) {
   EXPECT_EQ(j["requests"][2]["error"], "HTTP 500: boom");
   EXPECT_EQ(j["output_lens"][2], 0);
   EXPECT_EQ(j["itls"][0].size(), 2u);
+  EXPECT_EQ(default_result_filename(info), "run-a-infqps-llama-3-8b-20261122-010203.json");  // vLLM: the label first
+  info.label.clear();
   EXPECT_EQ(default_result_filename(info), "openai-chat-infqps-llama-3-8b-20261122-010203.json");
   EXPECT_THROW(parse_metadata({"novalue"}), std::invalid_argument);
 }
