@@ -93,7 +93,7 @@ const completions = {
     checkEqual(r.choices[0].text, r.choices[1].text, "the same prompt, greedy: the same text");
     const n = await client.completions.create({ model, prompt: [prompt, "Hello"], n: 2, max_tokens: 3, temperature: 0 });
     checkEqual(n.choices.map((c) => c.index), [0, 1, 2, 3], "choices i * n + j");
-    checkEqual(n.choices[0].text, r.choices[0].text, "prompt 0 first");
+    check(r.choices[0].text.startsWith(n.choices[0].text), "prompt 0 first (greedy: a prefix of its longer answer)");
     const ids = await client.completions.create({ model, prompt: [[1, 2, 3], [4, 5]], max_tokens: 2, temperature: 0 });
     checkEqual(ids.usage.prompt_tokens, 5, "token-id prompts count their ids");
     // Streamed: each index gets its own text and one finish.
