@@ -189,7 +189,8 @@ void HttpSession::handle(Request req) {
   }
   if (target == "/metrics") {
     if (!only(http::verb::get)) return;
-    std::string text = ctx_->metrics->render(ctx_->engine.stats(), ctx_->limiter.in_flight());
+    std::string text =
+        ctx_->metrics->render(ctx_->engine.stats(), ctx_->limiter.in_flight(), ctx_->options.served_model_name);
     return send_response(200, "text/plain; version=0.0.4; charset=utf-8", std::move(text));
   }
   send_error(ApiError(404, "no such path: " + target));
@@ -220,11 +221,13 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
                                         " requests in flight, its limit; retry later"));
   }
   tenant_slot_ = std::move(*tenant_slot);
-  uint64_t id = ctx_->ids->next();
-  parsed.request.request_id = id;
-  if (ctx_->options.log_requests) log_request(parsed, id);
+  // One engine request per prompt (a completions batch has several).
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < std::max<size_t>(1, parsed.prompts.size()); ++i) ids.push_back(ctx_->ids->next());
+  parsed.request.request_id = ids.front();
+  if (ctx_->options.log_requests) log_request(parsed, ids.front());
   parsed.request.arrival_ns = steady_now_ns();
-  generation_ = std::make_unique<Generation>(std::move(parsed), id, *ctx_->metrics, std::move(*token));
+  generation_ = std::make_unique<Generation>(std::move(parsed), ids, *ctx_->metrics, std::move(*token));
   read_next();  // notices a disconnect while the request runs
 
   // The sink runs on an engine thread: it only posts the event to this connection's strand. It
@@ -234,23 +237,30 @@ void HttpSession::start_generation(ApiKind kind, const Request& req) {
     std::shared_ptr<HttpSession> session;
   };
   auto target = std::make_shared<SinkTarget>(SinkTarget{ctx_->io.lock(), shared_from_this()});
-  DeltaSink sink = [target, id](EngineEvent event) {
-    auto& session = target->session;
-    // The posted handler holds the session only: holding the io_context from inside it would
-    // keep the io_context alive through its own pending handlers.
-    asio::post(session->socket_.get_executor(), [session, id, event = std::move(event)]() mutable {
-      session->on_engine_event(id, std::move(event));
-    });
-  };
-  ctx_->add_active(id, sink);
-  try {
-    ctx_->engine.submit(generation_->request(), std::move(sink));
-  } catch (const std::exception& e) {
-    ctx_->remove_active(id);
-    generation_.reset();
-    tenant_slot_.release();
-    ctx_->metrics->observe_failure(503);
-    send_error(ApiError(503, std::string("the engine did not accept the request: ") + e.what()));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const uint64_t id = ids[i];
+    DeltaSink sink = [target, id](EngineEvent event) {
+      auto& session = target->session;
+      // The posted handler holds the session only: holding the io_context from inside it would
+      // keep the io_context alive through its own pending handlers.
+      asio::post(session->socket_.get_executor(), [session, id, event = std::move(event)]() mutable {
+        session->on_engine_event(id, std::move(event));
+      });
+    };
+    ctx_->add_active(id, sink);
+    try {
+      ctx_->engine.submit(generation_->engine_request(i), std::move(sink));
+    } catch (const std::exception& e) {
+      for (size_t j = 0; j < ids.size(); ++j) {
+        ctx_->remove_active(ids[j]);
+        if (j < i) ctx_->engine.abort(ids[j]);
+      }
+      generation_.reset();
+      tenant_slot_.release();
+      ctx_->metrics->observe_failure(503);
+      send_error(ApiError(503, std::string("the engine did not accept the request: ") + e.what()));
+      return;
+    }
   }
 }
 
@@ -282,8 +292,8 @@ void HttpSession::start_tokenize(bool detokenize, const Request& req) {
 }
 
 void HttpSession::on_engine_event(uint64_t id, EngineEvent event) {
-  if (closed_ || !generation_ || generation_->id() != id) return;
-  apply(generation_->on_event(event));
+  if (closed_ || !generation_ || !generation_->owns(id)) return;
+  apply(generation_->on_event(id, event));
 }
 
 void HttpSession::apply(Generation::Reaction r) {
@@ -292,11 +302,16 @@ void HttpSession::apply(Generation::Reaction r) {
   // them), so that a stop waiting for both never misses an answer on its way.
   struct Finish {
     HttpSession* s;
-    uint64_t id;
+    std::vector<uint64_t> ids;
     ~Finish() {
-      if (id != 0) s->ctx_->remove_active(id);
+      for (uint64_t id : ids) s->ctx_->remove_active(id);
     }
-  } finish{this, r.finished ? generation_->id() : 0};
+  } finish{this, r.finished ? generation_->engine_ids() : std::vector<uint64_t>{}};
+  // An error in one prompt of a batch ends the response: the other prompts' requests stop too
+  // (an id that already finished is ignored by the engine).
+  if (r.finished && r.status != 200 && finish.ids.size() > 1) {
+    for (uint64_t id : finish.ids) ctx_->engine.abort(id);
+  }
   if (r.finished) {
     generation_.reset();
     tenant_slot_.release();
@@ -471,12 +486,14 @@ void HttpSession::close() {
   if (closed_) return;
   closed_ = true;
   if (generation_) {
-    uint64_t id = generation_->id();
+    const std::vector<uint64_t> ids = generation_->engine_ids();
     generation_->abandon();
     generation_.reset();
     tenant_slot_.release();
-    ctx_->remove_active(id);
-    ctx_->engine.abort(id);
+    for (uint64_t id : ids) {
+      ctx_->remove_active(id);
+      ctx_->engine.abort(id);
+    }
   }
   beast::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

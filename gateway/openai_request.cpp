@@ -79,26 +79,43 @@ std::vector<int32_t> token_ids(const json& v) {
   return ids;
 }
 
-// prompt: a string, an array of one string, an array of token ids, or an array of one token-id
-// array. Several prompts in one request (a batch) are refused: one request, one prompt.
-void parse_prompt(const json& body, protocol::GenerateRequest& req) {
+// At most this many prompts in one request (each is an engine request of its own).
+constexpr size_t kMaxBatchPrompts = 1024;
+
+// prompt: a string, an array of token ids, or a batch: an array of strings or of token-id arrays
+// (OpenAI's four forms). Each prompt of a batch runs as an engine request of its own.
+void parse_prompt(const json& body, OpenAiRequest& out) {
   const json* p = field(body, "prompt");
   if (!p) throw invalid_param("prompt", "'prompt' is required");
-  const json* single = p;
-  if (p->is_array() && !p->empty() && !is_token_id_array(*p)) {
-    if (p->size() != 1) {
-      throw invalid_param("prompt", "batched prompts are not supported: send one prompt per request");
+  auto one = [&](const json& v, size_t index, bool in_batch) {
+    const std::string where = in_batch ? "prompt[" + std::to_string(index) + "]" : "prompt";
+    PromptInput in;
+    if (v.is_string()) {
+      in.text = v.get<std::string>();
+      if (in.text.empty()) throw invalid_param("prompt", "'" + where + "' must not be empty");
+    } else if (is_token_id_array(v)) {
+      in.ids = token_ids(v);
+    } else {
+      throw invalid_param("prompt", "'" + where + "' must be a string or a non-empty array of token ids");
     }
-    single = &(*p)[0];
-  }
-  if (single->is_string()) {
-    req.prompt = single->get<std::string>();
-    if (req.prompt.empty()) throw invalid_param("prompt", "'prompt' must not be empty");
-  } else if (is_token_id_array(*single)) {
-    req.prompt_ids = token_ids(*single);
+    out.prompts.push_back(std::move(in));
+  };
+  if (p->is_array() && !p->empty() && !is_token_id_array(*p)) {
+    if (p->size() > kMaxBatchPrompts) {
+      throw invalid_param("prompt", "a batch holds at most " + std::to_string(kMaxBatchPrompts) + " prompts");
+    }
+    for (size_t i = 0; i < p->size(); ++i) {
+      // OpenAI's schema: a list of strings or a list of token-id lists, not both.
+      if ((*p)[i].is_string() != (*p)[0].is_string()) {
+        throw invalid_param("prompt", "'prompt' mixes strings and token-id arrays: send one form per request");
+      }
+      one((*p)[i], i, true);
+    }
   } else {
-    throw invalid_param("prompt", "'prompt' must be a string, an array of token ids, or an array of one of them");
+    one(*p, 0, false);
   }
+  out.request.prompt = out.prompts.front().text;
+  out.request.prompt_ids = out.prompts.front().ids;
 }
 
 std::string message_content(const json& content, size_t index) {
@@ -120,7 +137,7 @@ std::string message_content(const json& content, size_t index) {
   return text;
 }
 
-void parse_messages(const json& body, protocol::GenerateRequest& req) {
+void parse_messages(const json& body, protocol::GenerateRequest& req, bool trust_chat_template) {
   const json* m = field(body, "messages");
   if (!m) throw invalid_param("messages", "'messages' is required");
   if (!m->is_array() || m->empty()) throw invalid_param("messages", "'messages' must be a non-empty array");
@@ -130,10 +147,10 @@ void parse_messages(const json& body, protocol::GenerateRequest& req) {
     if (!msg.is_object()) throw invalid_param(where, "'" + where + "' must be an object");
     const json* role = field(msg, "role");
     if (!role || !role->is_string()) throw invalid_param(where + ".role", "'" + where + ".role' must be a string");
+    // Any role the chat template accepts (vLLM's custom roles): a template that refuses one
+    // (raise_exception) makes the request a 400 from the tokenizer stage.
     std::string r = role->get<std::string>();
-    if (r != "system" && r != "user" && r != "assistant" && r != "tool" && r != "developer") {
-      throw invalid_param(where + ".role", "unknown role '" + r + "' in " + where);
-    }
+    if (r.empty()) throw invalid_param(where + ".role", "'" + where + ".role' must not be empty");
     for (const auto& [key, value] : msg.items()) {
       if (key != "role" && key != "content" && !is_message_tool_field(key) && !value.is_null()) {
         throw invalid_param(where + "." + key, "'" + where + "." + key +
@@ -153,16 +170,40 @@ void parse_messages(const json& body, protocol::GenerateRequest& req) {
   }
   req.is_chat = true;
   if (const json* v = field(body, "add_generation_prompt")) req.add_generation_prompt = get_bool(*v, "add_generation_prompt");
+  if (const json* v = field(body, "continue_final_message")) {
+    req.continue_final_message = get_bool(*v, "continue_final_message");
+    if (req.continue_final_message && req.add_generation_prompt) {
+      // vLLM's check: the two ask for opposite endings of the prompt.
+      throw invalid_param("continue_final_message",
+                          "cannot set both 'continue_final_message' and 'add_generation_prompt' to true "
+                          "(send 'add_generation_prompt': false)");
+    }
+  }
+  if (const json* v = field(body, "chat_template")) {
+    if (!trust_chat_template) {
+      throw invalid_param("chat_template",
+                          "'chat_template' is refused: the server does not accept chat templates from requests "
+                          "(start it with --trust-request-chat-template to allow them)");
+    }
+    req.chat_template = get_string(*v, "chat_template");
+    if (req.chat_template.empty()) throw invalid_param("chat_template", "'chat_template' must not be empty");
+  }
   if (const json* kw = field(body, "chat_template_kwargs")) {
     if (!kw->is_object()) throw invalid_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    json passed = json::object();
     for (const auto& [key, value] : kw->items()) {
       if (key == "enable_thinking") {
         if (!value.is_null()) req.enable_thinking = get_bool(value, "chat_template_kwargs.enable_thinking");
+      } else if (key == "messages" || key == "add_generation_prompt" || key == "continue_final_message" ||
+                 key == "tools" || key == "documents") {
+        // The request's own fields set these; two sources for one variable would be a guess.
+        throw invalid_param("chat_template_kwargs." + key, "'chat_template_kwargs." + key +
+                                                               "' is set by the request's field of that name");
       } else {
-        throw invalid_param("chat_template_kwargs." + key,
-                            "'chat_template_kwargs." + key + "' is not supported (only enable_thinking is)");
+        passed[key] = value;  // given to the template as a variable of that name
       }
     }
+    if (!passed.empty()) req.chat_template_kwargs = passed.dump();
   }
 }
 
@@ -258,6 +299,31 @@ void parse_logprobs(ApiKind kind, const json& body, OpenAiRequest& out, int max_
   out.want_logprobs = s.logprobs;
 }
 
+// vLLM's prompt_logprobs (both endpoints), and what echo with logprobs needs of the prompt. The
+// engine scores the prompt when either asks; the detokenizer returns the prompt's ids and text
+// when echo, return_token_ids or prompt logprobs need them.
+void parse_prompt_logprobs(const json& body, OpenAiRequest& out, int max_logprobs) {
+  auto& s = out.request.sampling;
+  if (const json* v = field(body, "prompt_logprobs")) {
+    const int32_t k = get_int32(*v, "prompt_logprobs");
+    if (k < 0 || k > max_logprobs) {
+      throw invalid_param("prompt_logprobs", "'prompt_logprobs' must be between 0 and " + std::to_string(max_logprobs) +
+                                                 " (-1, the whole vocabulary, is not supported)");
+    }
+    if (out.stream) {
+      throw invalid_param("prompt_logprobs", "'prompt_logprobs' are not available when 'stream' is true");
+    }
+    out.prompt_logprobs = k;
+    s.prompt_logprobs = k;
+  }
+  // Completions' echo with logprobs: the prompt's tokens are listed with their logprobs and
+  // `logprobs` alternatives (vLLM sets prompt_logprobs to logprobs then).
+  if (out.kind == ApiKind::kCompletions && out.echo && out.want_logprobs) {
+    s.prompt_logprobs = std::max(s.prompt_logprobs, s.top_logprobs);
+  }
+  s.return_prompt = (out.kind == ApiKind::kCompletions && out.echo) || out.return_token_ids || s.prompt_logprobs >= 0;
+}
+
 void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const HttpOptions& options) {
   auto& s = out.request.sampling;
   bool max_tokens_given = false;
@@ -270,7 +336,14 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
   }
   if (mt) {
     s.max_tokens = get_int32(*mt, max_name);
-    if (s.max_tokens <= 0) throw invalid_param(max_name, std::string("'") + max_name + "' must be at least 1");
+    if (s.max_tokens == 0 && out.echo && kind == ApiKind::kCompletions) {
+      // The scoring call: the engine generates one token, which the response leaves out.
+      out.echo_only = true;
+      s.max_tokens = 1;
+    }
+    if (s.max_tokens <= 0) {
+      throw invalid_param(max_name, std::string("'") + max_name + "' must be at least 1 (0 only with 'echo': true)");
+    }
     max_tokens_given = true;
   }
   // OpenAI's defaults: 16 for completions; for chat, as many as the context leaves after the
@@ -295,12 +368,14 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
     s.include_stop_str_in_output = get_bool(*v, "include_stop_str_in_output");
   }
   parse_logprobs(kind, body, out, options.max_logprobs);
+  parse_prompt_logprobs(body, out, options.max_logprobs);
   validate_sampling(s, options.max_model_len);
   if (until_context_full) s.max_tokens = 0;
   if (mt && s.min_tokens > s.max_tokens) throw invalid_param("min_tokens", "'min_tokens' must not exceed 'max_tokens'");
 
-  if (options.max_model_len > 0 && !out.request.prompt_ids.empty()) {
-    int64_t prompt = static_cast<int64_t>(out.request.prompt_ids.size());
+  for (const PromptInput& in : out.prompts) {
+    if (options.max_model_len <= 0 || in.ids.empty()) continue;
+    int64_t prompt = static_cast<int64_t>(in.ids.size());
     if (s.truncate_prompt_tokens > 0) prompt = std::min<int64_t>(prompt, s.truncate_prompt_tokens);
     if (s.truncate_prompt_tokens == -1) prompt = std::min<int64_t>(prompt, options.max_model_len);
     int64_t total = prompt + (max_tokens_given ? s.max_tokens : 1);
@@ -315,7 +390,9 @@ void parse_sampling(ApiKind kind, const json& body, OpenAiRequest& out, const Ht
 
 }  // namespace
 
-void parse_chat_messages(const json& body, protocol::GenerateRequest& request) { parse_messages(body, request); }
+void parse_chat_messages(const json& body, protocol::GenerateRequest& request, bool trust_chat_template) {
+  parse_messages(body, request, trust_chat_template);
+}
 
 bool serves_model(const HttpOptions& options, const std::string& name) {
   if (name == options.served_model_name) return true;
@@ -351,6 +428,10 @@ void validate_sampling(const protocol::SamplingParams& s, int max_model_len) {
   if (s.n < 1 || s.n > kMaxN) throw invalid_param("n", "'n' must be between 1 and " + std::to_string(kMaxN));
   if (s.top_logprobs < 0 || s.top_logprobs > kMaxTopLogprobs) {
     throw invalid_param("top_logprobs", "'top_logprobs' must be between 0 and " + std::to_string(kMaxTopLogprobs));
+  }
+  if (s.prompt_logprobs < -1 || s.prompt_logprobs > kMaxTopLogprobs) {
+    throw invalid_param("prompt_logprobs", "'prompt_logprobs' must be -1 (off) or between 0 and " +
+                                               std::to_string(kMaxTopLogprobs));
   }
   for (const auto& stop : s.stop) {
     if (stop.empty()) throw invalid_param("stop", "'stop' strings must not be empty");
@@ -438,9 +519,16 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
     req.model = options.served_model_name;
   }
   if (kind == ApiKind::kCompletions) {
-    parse_prompt(body, req);
+    parse_prompt(body, out);
   } else {
-    parse_messages(body, req);
+    parse_messages(body, req, options.trust_request_chat_template);
+  }
+  // Read before the sampling: echo changes what max_tokens 0 means, stream what prompt_logprobs may.
+  if (const json* v = field(body, "echo")) out.echo = get_bool(*v, "echo");
+  if (const json* v = field(body, "stream")) out.stream = get_bool(*v, "stream");
+  if (const json* v = field(body, "return_token_ids")) out.return_token_ids = get_bool(*v, "return_token_ids");
+  if (const json* v = field(body, "return_tokens_as_token_ids")) {
+    out.return_tokens_as_token_ids = get_bool(*v, "return_tokens_as_token_ids");
   }
   parse_sampling(kind, body, out, options);
   // The constraint fields first: a forced tool call adds its own, and refuses a second one.
@@ -455,6 +543,11 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
   if (const json* v = field(body, "priority")) req.priority = get_int32(*v, "priority");
   // OpenAI's end-user id: the tenant whose share the fair scheduling policy keeps.
   if (const json* v = field(body, "user")) req.tenant = get_string(*v, "user");
+  // vLLM's cache_salt: prefix-cache hits only between requests with the same salt.
+  if (const json* v = field(body, "cache_salt")) {
+    req.cache_salt = get_string(*v, "cache_salt");
+    if (req.cache_salt.empty()) throw invalid_param("cache_salt", "'cache_salt' must be a non-empty string");
+  }
   // zinfer extension: the expected output length, for the sjf scheduling policy.
   if (const json* v = field(body, "predicted_output_tokens")) {
     req.predicted_output_tokens = get_int32(*v, "predicted_output_tokens");
@@ -462,7 +555,6 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
       throw invalid_param("predicted_output_tokens", "'predicted_output_tokens' must be a positive integer");
     }
   }
-  if (const json* v = field(body, "stream")) out.stream = get_bool(*v, "stream");
   if (const json* so = field(body, "stream_options")) {
     if (!so->is_object()) throw invalid_param("stream_options", "'stream_options' must be an object");
     if (!out.stream) throw invalid_param("stream_options", "'stream_options' is only allowed with 'stream': true");
@@ -471,17 +563,27 @@ OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body_text, con
       if (key == "include_usage") {
         out.include_usage = get_bool(value, "stream_options.include_usage");
       } else if (key == "continuous_usage_stats") {
-        if (get_bool(value, "stream_options.continuous_usage_stats")) {
-          throw invalid_param("stream_options.continuous_usage_stats",
-                              "'stream_options.continuous_usage_stats' is not supported yet");
-        }
+        out.continuous_usage = get_bool(value, "stream_options.continuous_usage_stats");
       } else {
         throw invalid_param("stream_options." + key, "unknown field 'stream_options." + key + "'");
       }
     }
+    if (out.continuous_usage && !out.include_usage) {
+      // vLLM sends no usage then; zinfer says so instead of ignoring the field.
+      throw invalid_param("stream_options.continuous_usage_stats",
+                          "'stream_options.continuous_usage_stats' needs 'stream_options.include_usage': true");
+    }
   }
-  if (const json* v = field(body, "return_token_ids")) out.return_token_ids = get_bool(*v, "return_token_ids");
   return out;
+}
+
+protocol::GenerateRequest request_for(const OpenAiRequest& request, size_t index) {
+  protocol::GenerateRequest r = request.request;
+  if (index < request.prompts.size()) {
+    r.prompt = request.prompts[index].text;
+    r.prompt_ids = request.prompts[index].ids;
+  }
+  return r;
 }
 
 }  // namespace zinfer::gateway

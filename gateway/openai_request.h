@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,24 +18,46 @@ namespace zinfer::gateway {
 
 enum class ApiKind { kCompletions, kChat };
 
+// One prompt of a completions request: text, or token ids.
+struct PromptInput {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
 struct OpenAiRequest {
   ApiKind kind = ApiKind::kCompletions;
-  protocol::GenerateRequest request;  // request_id and arrival_ns are set by the caller
+  // The first prompt's request; request_id and arrival_ns are set by the caller. A batch of
+  // prompts (completions) runs as one engine request per prompt (request_for below).
+  protocol::GenerateRequest request;
+  std::vector<PromptInput> prompts;  // completions: every prompt, in order (at least one)
   bool stream = false;
   bool include_usage = false;     // stream_options.include_usage
+  bool continuous_usage = false;  // stream_options.continuous_usage_stats: usage in every chunk
   bool want_logprobs = false;     // completions: logprobs given; chat: logprobs true
-  bool return_token_ids = false;  // zinfer extension: each choice also lists its token ids
+  bool return_token_ids = false;  // vLLM's: each choice lists its token ids, and the prompt's
+  bool return_tokens_as_token_ids = false;  // vLLM's: logprob tokens named "token_id:N"
+  // echo: completions prepend each choice's prompt (and its logprobs, with logprobs); chat
+  // prepends the last message's content when it is the assistant's (vLLM's meaning).
+  bool echo = false;
+  // max_tokens 0 with echo (completions): the scoring call of evaluation harnesses. The engine
+  // generates one token, which the response leaves out: it holds the prompt and its logprobs.
+  bool echo_only = false;
+  int32_t prompt_logprobs = -1;   // vLLM's prompt_logprobs; -1 = not asked
   std::string client_request_id;  // vLLM's request_id: the response's id is built from it
   ToolRequest tools;              // chat: tools, tool_choice, parallel_tool_calls
   reasoning::ReasoningMode reasoning;  // chat with [server] reasoning_parser: reasoning_content
 };
 
+// The engine request of prompt `index` (a copy of `request` with that prompt).
+protocol::GenerateRequest request_for(const OpenAiRequest& request, size_t index);
+
 // Throws ApiError (400 for bad JSON, types and values, 404 for a model other than the served one).
 OpenAiRequest parse_openai_request(ApiKind kind, std::string_view body, const HttpOptions& options);
 
-// messages, add_generation_prompt and chat_template_kwargs of a chat body into `request`
-// (messages, is_chat, add_generation_prompt, enable_thinking). Throws ApiError.
-void parse_chat_messages(const nlohmann::json& body, protocol::GenerateRequest& request);
+// messages, add_generation_prompt, continue_final_message, chat_template (refused unless
+// `trust_chat_template`) and chat_template_kwargs of a chat body into `request`. Throws ApiError.
+void parse_chat_messages(const nlohmann::json& body, protocol::GenerateRequest& request,
+                         bool trust_chat_template = false);
 
 // Whether `name` is the served model's name or one of its aliases.
 bool serves_model(const HttpOptions& options, const std::string& name);

@@ -65,6 +65,9 @@ const settings::Settings<GatewayOptions>& server_settings() {
                            "most logprobs (completions) or top_logprobs (chat) a request may ask for (the executors give 20 at most)"),
       settings::flag<O>("server", "log_requests", [](O& o) -> auto& { return o.http.log_requests; },
                         "log each request's parameters at info level"),
+      settings::flag<O>("server", "trust_request_chat_template",
+                        [](O& o) -> auto& { return o.http.trust_request_chat_template; },
+                        "accept a chat_template in chat requests (else they are answered 400)"),
       settings::text<O>("server", "generation_config", [](O& o) -> auto& { return o.http.generation_config; }, {},
                         "sampling defaults for fields a request leaves out: auto (the model's "
                         "generation_config.json), vllm (none) or a folder holding a generation_config.json"),

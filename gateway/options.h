@@ -32,6 +32,9 @@ struct HttpOptions {
   std::vector<std::string> served_model_aliases;
   int max_logprobs = 20;             // [server] most logprobs / top_logprobs a request may ask for
   bool log_requests = false;         // [server] log each request's parameters at info level
+  // [server] accept a chat template in a chat request (vLLM's --trust-request-chat-template): a
+  // template runs code of the client's choosing in the tokenizer, so it is off by default.
+  bool trust_request_chat_template = false;
   // [server] generation_config: where the sampling defaults come from: "auto" (the model folder's
   // generation_config.json), "vllm" (none: OpenAI's defaults) or a folder holding one.
   std::string generation_config = "auto";
@@ -93,9 +96,10 @@ struct GatewayOptions {
 };
 
 // [server]: host, port, zmq_endpoint, served_model_name, served_model_aliases, io_threads,
-// max_inflight, max_body_bytes, max_logprobs, log_requests, generation_config, reasoning_parser,
-// api_keys, shutdown_grace_s, tool_call_parser, enable_auto_tool_choice, max_connections,
-// max_inflight_per_tenant, tenant_key, zmq_curve_secret_key_file, zmq_curve_client_keys_file.
+// max_inflight, max_body_bytes, max_logprobs, log_requests, trust_request_chat_template,
+// generation_config, reasoning_parser, api_keys, shutdown_grace_s, tool_call_parser,
+// enable_auto_tool_choice, max_connections, max_inflight_per_tenant, tenant_key,
+// zmq_curve_secret_key_file, zmq_curve_client_keys_file.
 const settings::Settings<GatewayOptions>& server_settings();
 
 }  // namespace zinfer::gateway

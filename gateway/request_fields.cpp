@@ -74,8 +74,8 @@ const std::vector<RequestField>& request_fields() {
       default_only("length_penalty", kC, kCh, is_one, "is not supported (it only applies to beam search)"),
       default_only("spaces_between_special_tokens", kC, kCh, is_true,
                    "= false is not supported (tokenizer.json tokenizers put no spaces between special tokens)"),
-      default_only("prompt_logprobs", kC, kCh, never, "is not supported yet"),
-      default_only("return_tokens_as_token_ids", kC, kCh, is_false, "is not supported yet"),
+      honoured("prompt_logprobs", kC, kCh),
+      honoured("return_tokens_as_token_ids", kC, kCh),
       // Structured output (gateway/structured_request.h: each value honoured or a 400 naming it).
       honoured("response_format", kC, kCh),
       honoured("structured_outputs", kC, kCh),
@@ -88,12 +88,12 @@ const std::vector<RequestField>& request_fields() {
                    "is not supported: the JSON grammar's whitespace is fixed (docs/structured-output.md)"),
       default_only("structural_tag", kC, kCh, never, "is not supported (no structural tags)"),
       default_only("logits_processors", kC, kCh, never, "is not supported (no custom logits processors)"),
-      default_only("cache_salt", kC, kCh, never, "is not supported (the prefix cache has no salts)"),
+      honoured("cache_salt", kC, kCh),  // the prefix cache's salted roots (actors/kv/block_hash.h)
       default_only("kv_transfer_params", kC, kCh, never, "is not supported (no disaggregated serving)"),
       default_only("vllm_xargs", kC, kCh, never, "is not supported (no custom extensions)"),
       default_only("mm_processor_kwargs", kC, kCh, never, "is not supported (text models only)"),
       default_only("prompt_embeds", kC, kCh, never, "is not supported (prompts are text or token ids)"),
-      default_only("echo", kC, kCh, is_false, "is not supported yet"),
+      honoured("echo", kC, kCh),
       // /v1/completions only.
       honoured("prompt", kC, kNoCh),
       default_only("suffix", kC, kNoCh, never, "is not supported"),
@@ -103,9 +103,8 @@ const std::vector<RequestField>& request_fields() {
       honoured("top_logprobs", kNoC, kCh),
       honoured("add_generation_prompt", kNoC, kCh),
       honoured("chat_template_kwargs", kNoC, kCh),
-      default_only("continue_final_message", kNoC, kCh, is_false, "is not supported yet"),
-      default_only("chat_template", kNoC, kCh, never,
-                   "is not supported: the server's chat template (--chat-template) is used"),
+      honoured("continue_final_message", kNoC, kCh),
+      honoured("chat_template", kNoC, kCh),  // only when the server trusts request templates, else 400
       default_only("documents", kNoC, kCh, never, "is not supported"),
       honoured("tools", kNoC, kCh),                // gateway/tool_request.h
       honoured("tool_choice", kNoC, kCh),

@@ -71,6 +71,7 @@ protocol::TokenizeRequest parse_tokenize_body(std::string_view text, const HttpO
     for (auto& m : chat.messages) out.messages.push_back(std::move(m));
     out.add_generation_prompt = chat.add_generation_prompt;
     out.enable_thinking = chat.enable_thinking;
+    out.chat_template_kwargs = chat.chat_template_kwargs;
     out.add_special_tokens = flag(body, "add_special_tokens", false) ? 1 : 0;
   } else {
     check_fields(body, {"model", "prompt", "add_special_tokens", "return_token_strs"}, {});

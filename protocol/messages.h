@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -120,11 +121,18 @@ struct SamplingParams {
   bool include_stop_str_in_output = false;
   // (1.6) Structured output; nil = free text.
   std::optional<StructuredOutput> structured;
+  // (1.6) vLLM's prompt_logprobs: -1 = off; k >= 0 = the logprob (and rank) of every prompt token
+  // after the first, with the k most likely alternatives at each position. The scheduler then
+  // computes the whole prompt (no prefix-cache hit: a cached block has no logits).
+  int32_t prompt_logprobs = -1;
+  // (1.6) The detokenizer puts the prompt's token ids and text on the request's first TextDelta
+  // (echo, return_token_ids, prompt_logprobs).
+  bool return_prompt = false;
   MSGPACK_DEFINE_MAP(max_tokens, min_tokens, temperature, top_p, top_k, seed, n, stop,
                      stop_token_ids, ignore_eos, logprobs, top_logprobs, skip_special_tokens,
                      repetition_penalty, frequency_penalty, presence_penalty, min_p, logit_bias,
                      allowed_token_ids, bad_words, bad_words_token_ids, truncate_prompt_tokens,
-                     include_stop_str_in_output, structured);
+                     include_stop_str_in_output, structured, prompt_logprobs, return_prompt);
 };
 
 // (1.6) A function call an assistant message made (OpenAI's `tool_calls[i]`, type "function").
@@ -174,9 +182,21 @@ struct GenerateRequest {
   // (1.6) The request's `tools` (a JSON array of OpenAI tool definitions, as sent), given to the
   // chat template as `tools`; "" = none.
   std::string tools;
+  // (1.6) Chat: vLLM's continue_final_message (the last message is left open, to be continued:
+  // the prompt ends where its content ends); a chat template for this request only ("" = the
+  // server's; the gateway lets a client send one only when the server trusts them); and the
+  // template's extra variables (chat_template_kwargs: a JSON object's text, "" = none; its
+  // enable_thinking is also enable_thinking above).
+  bool continue_final_message = false;
+  std::string chat_template;
+  std::string chat_template_kwargs;
+  // (1.6) vLLM's cache_salt: the prefix cache shares blocks only between requests with the same
+  // salt ("" = none), so that tenants cannot learn each other's prompts from cache hits.
+  std::string cache_salt;
   MSGPACK_DEFINE_MAP(request_id, model, prompt, prompt_ids, messages, is_chat,
                      add_generation_prompt, enable_thinking, sampling, priority, arrival_ns, tenant,
-                     predicted_output_tokens, add_special_tokens, api_key, tools);
+                     predicted_output_tokens, add_special_tokens, api_key, tools, continue_final_message,
+                     chat_template, chat_template_kwargs, cache_salt);
 };
 
 // tokenizer -> scheduler.
@@ -189,7 +209,9 @@ struct TokenizedRequest {
   int64_t arrival_ns = 0;
   std::string tenant;                   // (1.3) GenerateRequest's
   int32_t predicted_output_tokens = 0;  // (1.3) GenerateRequest's, or a predictor's; 0 = none
-  MSGPACK_DEFINE_MAP(request_id, prompt_ids, sampling, priority, arrival_ns, tenant, predicted_output_tokens);
+  std::string cache_salt;               // (1.6) GenerateRequest's
+  MSGPACK_DEFINE_MAP(request_id, prompt_ids, sampling, priority, arrival_ns, tenant, predicted_output_tokens,
+                     cache_salt);
 };
 
 // Ends a request early: a client's disconnect or cancel, a stop string found by the detokenizer.
@@ -216,14 +238,44 @@ struct RequestStart {
   // with it.
   std::vector<int32_t> stop_token_ids;
   bool include_stop_str_in_output = false;
+  // (1.6) The prompt's token ids when the sampling asks for them (SamplingParams::return_prompt),
+  // else empty.
+  std::vector<int32_t> prompt_ids;
+  // (1.6) When the request's first work was planned (steady clock, ns, as arrival_ns; 0 =
+  // unknown): its queue time ends there (the gateway's vllm:request_queue_time_seconds).
+  int64_t scheduled_ns = 0;
   MSGPACK_DEFINE_MAP(request_id, n, prompt_tokens, stop, skip_special_tokens, logprobs, stop_token_ids,
-                     include_stop_str_in_output);
+                     include_stop_str_in_output, prompt_ids, scheduled_ns);
 };
 
 struct TopLogprob {
   int32_t token = 0;
   float logprob = 0.0f;
   MSGPACK_DEFINE_MAP(token, logprob);
+};
+
+// (1.6) Prompt logprobs (SamplingParams::prompt_logprobs) of consecutive prompt positions: entry
+// i is about the token at position first_position + i, scored by the log-softmax of the raw
+// logits of the position before it: its logprob, its rank among the vocabulary (1 = the most
+// likely) and the best alternatives there, best first.
+struct PromptLogprobs {
+  uint64_t id = 0;              // the seq_id (StepResult) or the request_id (TokenDeltaBatch, TextDelta)
+  int32_t first_position = 1;   // position 0 has no logits before it
+  std::vector<float> logprobs;
+  std::vector<int32_t> ranks;
+  std::vector<std::vector<TopLogprob>> top_logprobs;  // one list per position
+  MSGPACK_DEFINE_MAP(id, first_position, logprobs, ranks, top_logprobs);
+};
+
+// (1.6) A StepPlan's request to score the tokens that one sequence's work feeds: the executor
+// returns, for each position of the work but its last, the logprob of the next token of the work,
+// and for the last position that of `next_token` (the prompt token after the work), unless it
+// is -1 (the work ends the prompt: its last position predicts a generated token).
+struct PromptScoring {
+  uint64_t seq_id = 0;
+  int32_t top_logprobs = 0;
+  int32_t next_token = -1;
+  MSGPACK_DEFINE_MAP(seq_id, top_logprobs, next_token);
 };
 
 // scheduler -> detokenizer: the new tokens of one sample of one request (a delta, never the whole
@@ -250,7 +302,10 @@ struct TokenDelta {
 struct TokenDeltaBatch {
   static constexpr MessageType kType = MessageType::kTokenDeltaBatch;
   std::vector<TokenDelta> deltas;
-  MSGPACK_DEFINE_MAP(deltas);
+  // (1.6) The whole prompt's logprobs (id = request_id, from position 1) of requests that asked
+  // for them, sent once, in the batch of the request's first TokenDelta and before it.
+  std::vector<PromptLogprobs> prompt_logprobs;
+  MSGPACK_DEFINE_MAP(deltas, prompt_logprobs);
 };
 
 // detokenizer -> gateway: text on whole UTF-8 characters, never including a stop string.
@@ -270,8 +325,21 @@ struct TextDelta {
   // stop token (one of stop_token_ids); neither for an eos token or another finish reason.
   std::string stop_string;
   int32_t stop_token = -1;
+  // (1.6) On the request's first TextDelta only (whichever sample it is for), when the sampling
+  // asked (return_prompt, prompt_logprobs): the prompt's token ids and its text (decoded), and its
+  // logprobs (id = request_id, positions 1 ..).
+  std::vector<int32_t> prompt_token_ids;
+  std::string prompt_text;
+  std::optional<PromptLogprobs> prompt_logprobs;
+  // (1.6) With logprobs or prompt_logprobs: the text of each token this delta names (its tokens,
+  // their alternatives, the prompt's), each decoded alone with special tokens kept: the bytes of
+  // the token, which need not be whole UTF-8 characters (a byte-level token may hold part of one).
+  std::map<int32_t, std::string> token_texts;
+  // (1.6) RequestStart's scheduled_ns, on the request's first TextDelta (else 0).
+  int64_t scheduled_ns = 0;
   MSGPACK_DEFINE_MAP(request_id, index, text, token_ids, logprobs, top_logprobs, finish_reason,
-                     prompt_tokens, completion_tokens, cached_tokens, stop_string, stop_token);
+                     prompt_tokens, completion_tokens, cached_tokens, stop_string, stop_token,
+                     prompt_token_ids, prompt_text, prompt_logprobs, token_texts, scheduled_ns);
 };
 
 // (1.4) gateway -> tokenizer: encode a prompt or chat messages, or decode token ids, without
@@ -289,8 +357,9 @@ struct TokenizeRequest {
   int32_t add_special_tokens = -1;    // as GenerateRequest's
   bool return_token_strs = false;     // encode: also each token's string in the vocabulary
   std::vector<int32_t> tokens;        // decode: the ids
+  std::string chat_template_kwargs;   // (1.6) as GenerateRequest's
   MSGPACK_DEFINE_MAP(request_id, detokenize, prompt, messages, is_chat, add_generation_prompt, enable_thinking,
-                     add_special_tokens, return_token_strs, tokens);
+                     add_special_tokens, return_token_strs, tokens, chat_template_kwargs);
 };
 
 // (1.4) tokenizer -> gateway: the answer to a TokenizeRequest.
@@ -408,7 +477,9 @@ struct StepPlan {
   std::vector<BlockCopy> swap_in;
   std::vector<BlockCopy> copy;
   std::vector<uint64_t> finished;  // sequences whose per-sequence executor state can be dropped
-  MSGPACK_DEFINE_MAP(step_id, seqs, swap_out, swap_in, copy, finished);
+  // (1.6) Works of this plan whose tokens are scored (prompt_logprobs), after the step.
+  std::vector<PromptScoring> prompt_scoring;
+  MSGPACK_DEFINE_MAP(step_id, seqs, swap_out, swap_in, copy, finished, prompt_scoring);
 };
 
 struct SeqOutput {
@@ -436,7 +507,9 @@ struct StepResult {
   std::string error;  // non-empty when the step failed; the scheduler fails its requests
   // (1.6) Sequences failed on their own (their outputs are still there, and are dropped).
   std::vector<SeqError> seq_errors;
-  MSGPACK_DEFINE_MAP(step_id, outputs, forward_us, error, seq_errors);
+  // (1.6) One entry per PromptScoring of the plan (id = seq_id).
+  std::vector<PromptLogprobs> prompt_logprobs;
+  MSGPACK_DEFINE_MAP(step_id, outputs, forward_us, error, seq_errors, prompt_logprobs);
 };
 
 // scheduler -> executor at start-up: what does the loaded model and its cache look like?
@@ -483,10 +556,17 @@ struct Stats {
   int32_t free_gpu_blocks = 0;
   int32_t num_cpu_blocks = 0;
   int32_t free_cpu_blocks = 0;
+  // (1.6) Tokens per step (vLLM's vllm:iteration_tokens_total): how many steps had at most
+  // kIterationTokenBuckets[i] tokens (not cumulative; one more entry for larger), and their sum.
+  std::vector<int64_t> iteration_tokens;
+  int64_t iteration_tokens_sum = 0;
   MSGPACK_DEFINE_MAP(running, waiting, swapped, kv_usage, prefix_hit_rate, num_preemptions,
                      prompt_tokens, generation_tokens, steps, num_gpu_blocks, free_gpu_blocks,
-                     num_cpu_blocks, free_cpu_blocks);
+                     num_cpu_blocks, free_cpu_blocks, iteration_tokens, iteration_tokens_sum);
 };
+
+// The upper bounds of Stats::iteration_tokens' buckets (vLLM's).
+inline constexpr int64_t kIterationTokenBuckets[] = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 
 }  // namespace zinfer::protocol
 

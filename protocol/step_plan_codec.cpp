@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "protocol/fast_cursor.h"
+#include "protocol/packed_value.h"
 #include "protocol/record_reuse.h"
 #include "protocol/step_codec.h"
 
@@ -140,7 +141,7 @@ void read_payload(WireReader& r, BlockCopy& c) {
 }
 
 void write_payload(WireWriter& w, const StepPlan& p) {
-  w.map_header(6);
+  w.map_header(7);
   w.str("step_id");
   w.integer(p.step_id);
   w.str("seqs");
@@ -153,6 +154,8 @@ void write_payload(WireWriter& w, const StepPlan& p) {
   write_records(w, p.copy);
   w.str("finished");
   w.int_array(p.finished);
+  w.str("prompt_scoring");
+  write_packed(w, p.prompt_scoring);
 }
 
 namespace {
@@ -185,6 +188,10 @@ void read_plan(WireReader& r, StepPlan& p, ReadSeqs&& read_seqs) {
       r.read_int_array(p.finished);
       return true;
     }
+    if (key == "prompt_scoring") {
+      read_packed(r, p.prompt_scoring, "prompt_scoring");
+      return true;
+    }
     return false;
   });
 }
@@ -202,6 +209,7 @@ void read_payload_reusing(WireReader& r, StepPlan& p) {
   p.swap_in.clear();
   p.copy.clear();
   p.finished.clear();
+  p.prompt_scoring.clear();
   bool seqs_read = false;
   read_plan(r, p, [&] {
     const uint32_t n = r.read_array_header();

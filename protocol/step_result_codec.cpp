@@ -1,5 +1,6 @@
 // StepResult and its records (SeqOutput, TopLogprob): the executor -> scheduler answer of a step.
 #include "protocol/fast_cursor.h"
+#include "protocol/packed_value.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
@@ -90,7 +91,7 @@ void read_payload(WireReader& r, SeqOutput& o) {
 }
 
 void write_payload(WireWriter& w, const StepResult& s) {
-  w.map_header(5);
+  w.map_header(6);
   w.str("step_id");
   w.integer(s.step_id);
   w.str("outputs");
@@ -101,6 +102,8 @@ void write_payload(WireWriter& w, const StepResult& s) {
   w.str(s.error);
   w.str("seq_errors");
   write_records(w, s.seq_errors);
+  w.str("prompt_logprobs");
+  write_packed(w, s.prompt_logprobs);
 }
 
 void read_payload(WireReader& r, StepResult& s) {
@@ -123,6 +126,10 @@ void read_payload(WireReader& r, StepResult& s) {
     }
     if (key == "seq_errors") {
       read_records(r, s.seq_errors);
+      return true;
+    }
+    if (key == "prompt_logprobs") {
+      read_packed(r, s.prompt_logprobs, "prompt_logprobs");
       return true;
     }
     return false;

@@ -1,4 +1,5 @@
 // TokenDelta and TokenDeltaBatch: the scheduler -> detokenizer messages of every step.
+#include "protocol/packed_value.h"
 #include "protocol/step_codec.h"
 
 namespace zinfer::protocol {
@@ -60,15 +61,21 @@ void read_payload(WireReader& r, TokenDelta& d) {
 }
 
 void write_payload(WireWriter& w, const TokenDeltaBatch& b) {
-  w.map_header(1);
+  w.map_header(2);
   w.str("deltas");
   write_records(w, b.deltas);
+  w.str("prompt_logprobs");
+  write_packed(w, b.prompt_logprobs);
 }
 
 void read_payload(WireReader& r, TokenDeltaBatch& b) {
   read_map_record(r, [&](std::string_view key) {
     if (key == "deltas") {
       read_records(r, b.deltas);
+      return true;
+    }
+    if (key == "prompt_logprobs") {
+      read_packed(r, b.prompt_logprobs, "prompt_logprobs");
       return true;
     }
     return false;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "actors/detokenizer/stop_matcher.h"
+#include "actors/detokenizer/token_texts.h"
 #include "actors/tokenizer/tokenizer.h"
 #include "protocol/envelope.h"
 #include "runtime/context.h"
@@ -30,6 +31,9 @@ struct RequestState {
   protocol::RequestStart start;
   std::map<int32_t, SampleState> samples;
   int32_t samples_done = 0;
+  // The prompt's ids, text and logprobs go out once, on the request's first TextDelta.
+  bool prompt_sent = false;
+  std::optional<protocol::PromptLogprobs> prompt_logprobs;
 };
 
 }  // namespace
@@ -88,6 +92,16 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
       out.prompt_tokens = d.prompt_tokens;
       out.completion_tokens = d.completion_tokens;
       out.cached_tokens = d.cached_tokens;
+      if (!r.prompt_sent) {
+        r.prompt_sent = true;
+        out.prompt_token_ids = std::move(r.start.prompt_ids);
+        if (tokenizer && !out.prompt_token_ids.empty()) {
+          out.prompt_text = tokenizer->decode(out.prompt_token_ids, r.start.skip_special_tokens);
+        }
+        out.prompt_logprobs = std::move(r.prompt_logprobs);
+        out.scheduled_ns = r.start.scheduled_ns;
+      }
+      if (tokenizer && (r.start.logprobs || out.prompt_logprobs)) add_token_texts(*tokenizer, out);
       StopMatcher::Output m = s.stops.feed(piece);
       out.text = std::move(m.text);
       if (m.stopped) {
@@ -136,8 +150,13 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
             case protocol::MessageType::kTokenDelta:  // one sample's tokens (an external scheduler)
               on_delta(f.as<protocol::TokenDelta>());
               break;
-            case protocol::MessageType::kTokenDeltaBatch:  // a step's tokens (our scheduler)
-              for (const auto& d : f.as<protocol::TokenDeltaBatch>().deltas) {
+            case protocol::MessageType::kTokenDeltaBatch: {  // a step's tokens (our scheduler)
+              auto batch = f.as<protocol::TokenDeltaBatch>();
+              for (auto& p : batch.prompt_logprobs) {
+                auto rit = requests.find(p.id);
+                if (rit != requests.end()) rit->second.prompt_logprobs = std::move(p);
+              }
+              for (const auto& d : batch.deltas) {
                 // One sample that fails to detokenize must not cost the others of the step
                 // their tokens.
                 try {
@@ -147,6 +166,7 @@ runtime::ActorBody detokenizer_actor(std::string model_dir, runtime::EndpointsCo
                 }
               }
               break;
+            }
             case protocol::MessageType::kAbort:  // the scheduler ended the request (I38): forget it
               requests.erase(f.as<protocol::Abort>().request_id);
               break;

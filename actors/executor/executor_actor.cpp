@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "actors/executor/grammar_step.h"
+#include "actors/executor/prompt_scoring.h"
 #include "actors/tokenizer/tokenizer.h"
 #include "protocol/block_table_delta.h"
 #include "protocol/envelope.h"
@@ -178,6 +179,7 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
                 const std::vector<gpu::SampledToken> sampled = backend->step(batch);
                 grammar.advance(sampled, seq_errors);
                 result = to_step_result(step_id, sampled);
+                if (!plan.prompt_scoring.empty()) result.prompt_logprobs = score_prompts(*backend, plan.prompt_scoring, batch);
               } catch (...) {
                 give_back();
                 throw;

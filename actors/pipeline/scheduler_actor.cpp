@@ -122,7 +122,10 @@ runtime::ActorBody scheduler_actor(const EngineConfig& config) {
           if (!rejected.count(d.request_id)) batch.deltas.push_back(std::move(d));
         }
       }
-      if (!batch.deltas.empty()) runtime::send_message(*to_detok, batch);
+      for (auto& p : out.prompt_logprobs) {
+        if (!rejected.count(p.id)) batch.prompt_logprobs.push_back(std::move(p));
+      }
+      if (!batch.deltas.empty() || !batch.prompt_logprobs.empty()) runtime::send_message(*to_detok, batch);
       core->recycle(std::move(batch.deltas));  // their memory serves the next steps' deltas
       // The gateway stops first (I36): a send to it must not outlast $TERM.
       for (const auto& e : out.errors) runtime::send_message(to_gateway, e, link_options.should_stop);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -124,20 +125,48 @@ nlohmann::ordered_json chat_template_messages(const std::vector<protocol::ChatMe
 
 std::vector<int32_t> encode_chat(const TokenizerResources& res, const std::vector<protocol::ChatMessage>& messages,
                                  bool add_generation_prompt, bool enable_thinking, bool add_special_tokens,
-                                 const std::string& tools) {
+                                 const ChatExtras& extras) {
   if (!res.tokenizer) throw std::runtime_error("this model has no tokenizer.json");
-  if (!res.chat) throw std::runtime_error("this model has no chat template");
   if (messages.empty()) throw std::runtime_error("'messages' must not be empty");
+  // A request's own template (parsed per request: it is rare, and the server let it in), else
+  // the server's.
+  std::optional<chat::TokenizerChatConfig> own;
+  if (!extras.chat_template.empty()) {
+    own = res.chat ? *res.chat : chat::TokenizerChatConfig{};
+    own->chat_template = extras.chat_template;
+    own->compiled = std::make_shared<const chat::ChatTemplate>(extras.chat_template);
+  }
+  const chat::TokenizerChatConfig* config = own ? &*own : res.chat ? &*res.chat : nullptr;
+  if (!config) throw std::runtime_error("this model has no chat template");
   const nlohmann::ordered_json list = chat_template_messages(messages);
-  nlohmann::ordered_json extra = {{"enable_thinking", enable_thinking}};
-  if (!tools.empty()) {
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  if (!extras.chat_template_kwargs.empty()) {
+    extra = nlohmann::ordered_json::parse(extras.chat_template_kwargs, nullptr, /*allow_exceptions=*/false);
+    if (!extra.is_object()) throw std::runtime_error("'chat_template_kwargs' is not a JSON object");
+  }
+  extra["enable_thinking"] = enable_thinking;
+  if (!extras.tools.empty()) {
     // transformers passes the list of {"type": "function", "function": {...}} as the client gave it.
-    extra["tools"] = nlohmann::ordered_json::parse(tools, nullptr, /*allow_exceptions=*/false);
+    extra["tools"] = nlohmann::ordered_json::parse(extras.tools, nullptr, /*allow_exceptions=*/false);
     if (extra["tools"].is_discarded() || !extra["tools"].is_array()) {
       throw std::runtime_error("'tools' is not a JSON array");
     }
   }
-  std::string text = chat::apply_chat_template(*res.chat, list, add_generation_prompt, extra);
+  std::string text = chat::apply_chat_template(*config, list, add_generation_prompt, extra);
+  if (extras.continue_final_message) {
+    // transformers' continue_final_message: the prompt ends where the last message's content
+    // (without surrounding white space) last appears, so the model continues that message.
+    const std::string& content = messages.back().content;
+    const size_t b = content.find_first_not_of(" \t\n\r");
+    const size_t e = content.find_last_not_of(" \t\n\r");
+    const std::string final_text = b == std::string::npos ? std::string() : content.substr(b, e - b + 1);
+    const size_t at = final_text.empty() ? std::string::npos : text.rfind(final_text);
+    if (at == std::string::npos) {
+      throw std::runtime_error("continue_final_message is set but the final message does not appear in the chat "
+                               "after applying the chat template");
+    }
+    text.resize(at + final_text.size());
+  }
   // The template writes the special tokens itself (bos): by default encode without adding more,
   // as transformers' apply_chat_template(tokenize=True) does.
   return res.tokenizer->encode(text, add_special_tokens);
@@ -164,7 +193,7 @@ std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(cons
     }
     if (req.is_chat) {
       out.tokens = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
-                               req.add_special_tokens == 1);
+                               req.add_special_tokens == 1, ChatExtras{.chat_template_kwargs = req.chat_template_kwargs});
     } else {
       out.tokens = res.tokenizer->encode(req.prompt, req.add_special_tokens != 0);
     }
@@ -186,10 +215,13 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   out.arrival_ns = req.arrival_ns;
   out.tenant = req.tenant;
   out.predicted_output_tokens = req.predicted_output_tokens;
+  out.cache_salt = req.cache_salt;
   try {
     if (req.is_chat) {
       out.prompt_ids = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
-                                   req.add_special_tokens == 1, req.tools);
+                                   req.add_special_tokens == 1,
+                                   ChatExtras{req.continue_final_message, req.chat_template, req.chat_template_kwargs,
+                                              req.tools});
     } else if (!req.prompt_ids.empty()) {
       out.prompt_ids = req.prompt_ids;
     } else {

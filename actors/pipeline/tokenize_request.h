@@ -43,12 +43,19 @@ struct TokenizerResources {
 nlohmann::ordered_json chat_template_messages(const std::vector<protocol::ChatMessage>& messages);
 
 // The prompt ids of chat messages: the chat template, then the encoding (special tokens added only
-// when asked: the template writes them). `tools`: the request's tools (JSON text), given to the
-// template as `tools`; "" = none. Throws std::runtime_error when the model lacks a tokenizer or a
-// chat template, or the messages are empty.
+// when asked: the template writes them). Throws std::runtime_error when the model lacks a
+// tokenizer or a chat template, or the messages are empty.
+// `extras` are a request's own chat settings (GenerateRequest's continue_final_message,
+// chat_template, chat_template_kwargs, tools), applied as vLLM applies them.
+struct ChatExtras {
+  bool continue_final_message = false;
+  std::string chat_template;         // "" = the server's
+  std::string chat_template_kwargs;  // a JSON object's text; "" = none
+  std::string tools;                 // the request's tools (a JSON array's text), the template's `tools`; "" = none
+};
 std::vector<int32_t> encode_chat(const TokenizerResources& resources, const std::vector<protocol::ChatMessage>& messages,
                                  bool add_generation_prompt, bool enable_thinking, bool add_special_tokens,
-                                 const std::string& tools = "");
+                                 const ChatExtras& extras = {});
 
 // /tokenize and /detokenize: a TokenizeReply, or an ErrorReply (400) naming the problem.
 std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(const TokenizerResources& resources,

@@ -1,8 +1,10 @@
 // SchedulerCore::schedule(): the plan of one step (the order of decisions is described in
 // scheduler_core.h).
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
+#include "actors/scheduler/prompt_logprobs.h"
 #include "actors/scheduler/sampling_rules.h"
 #include "actors/scheduler/scheduler_core.h"
 #include "protocol/record_reuse.h"
@@ -126,6 +128,7 @@ std::optional<protocol::StepPlan> SchedulerCore::schedule() {
   if (config_.block_table_deltas) table_sender_.forget(p.finished);
   ++next_step_id_;
   ++steps_;
+  count_iteration_tokens(config_.max_num_batched_tokens - b.budget);
   in_flight_.push_back(std::move(b.record));
   return std::move(b.plan);
 }
@@ -198,10 +201,12 @@ void SchedulerCore::schedule_waiting(StepBuilder& b) {
     if (s.num_pending > 0) break;  // preempted with a token in flight: wait for it
     const bool leader = is_unforked_leader(s);
     const int32_t target = target_len(s);
-    // At least one token is computed when the step must sample (see scheduler_core.h).
-    const int32_t max_cached = leader ? target : target - 1;
+    // At least one token is computed when the step must sample (see scheduler_core.h); none is
+    // taken from the cache while prompt logprobs are owed (prompt_logprobs.h).
+    const int32_t max_cached = needs_prompt_scoring(*s.request) ? 0 : leader ? target : target - 1;
     const kv::PrefixMatch match =
-        kv_.match_prefix(std::span<const int32_t>(s.tokens).first(static_cast<size_t>(target)), max_cached);
+        kv_.match_prefix(std::span<const int32_t>(s.tokens).first(static_cast<size_t>(target)), max_cached,
+                         s.request->cache_root);
     const int32_t uncached = target - match.num_tokens;
     const PrefillSlot slot = prefill_slot(b, uncached);
     if (slot == PrefillSlot::kFull) break;
@@ -227,6 +232,8 @@ void SchedulerCore::schedule_waiting(StepBuilder& b) {
     if (s.index == 0 && !s.request->admitted) {
       s.request->admitted = true;
       s.request->cached_tokens = a.num_cached_tokens;
+      s.request->scheduled_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch()).count();
     }
     if (num_new > 0) {
       emit_work(b, s, num_new);
@@ -328,6 +335,9 @@ void SchedulerCore::emit_work(StepBuilder& b, Sequence& s, int32_t num_new) {
     w.rules = sampling_rules(r.sampling, tokens.first(static_cast<size_t>(s.num_prompt())),
                              tokens.subspan(static_cast<size_t>(s.num_prompt())), config_.eos_token_ids);
     s.rules_sent = true;
+  }
+  if (!w.use_last_sampled) {
+    if (auto scoring = prompt_scoring_for(s, s.num_computed, num_new)) b.plan.prompt_scoring.push_back(*scoring);
   }
   b.record.works.push_back(PlannedWork{s.seq_id, s.epoch, s.num_computed + num_new, num_new, w.sample});
 

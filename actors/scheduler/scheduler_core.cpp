@@ -3,8 +3,10 @@
 #include "actors/scheduler/scheduler_core.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
+#include "actors/scheduler/prompt_logprobs.h"
 #include "actors/scheduler/stop_conditions.h"
 #include "protocol/record_reuse.h"
 
@@ -42,6 +44,7 @@ SchedulerOutput SchedulerCore::reject(const protocol::TokenizedRequest& request,
   start.logprobs = request.sampling.logprobs;
   start.stop_token_ids = request.sampling.stop_token_ids;
   start.include_stop_str_in_output = request.sampling.include_stop_str_in_output;
+  if (request.sampling.return_prompt) start.prompt_ids = request.prompt_ids;
   out.starts.push_back(start);
   for (int32_t i = 0; i < start.n; ++i) {
     protocol::TokenDelta d;
@@ -95,6 +98,7 @@ SchedulerOutput SchedulerCore::add_request(const protocol::TokenizedRequest& req
   req->arrival_order = next_arrival_++;
   req->tenant = request.tenant;
   req->predicted_output_tokens = request.predicted_output_tokens;
+  req->cache_root = kv::salted_root_hash(request.cache_salt);
   req->num_prompt_tokens = prompt_len;
   req->num_unfinished = sp.n;
   for (int32_t i = 0; i < sp.n; ++i) {
@@ -139,6 +143,12 @@ void SchedulerCore::ensure_started(Request& r, SchedulerOutput& out) {
   start.logprobs = r.sampling.logprobs;
   start.stop_token_ids = r.sampling.stop_token_ids;
   start.include_stop_str_in_output = r.sampling.include_stop_str_in_output;
+  start.scheduled_ns = r.scheduled_ns;
+  if (r.sampling.return_prompt && !r.seq_ids.empty()) {
+    if (const Sequence* s0 = find_seq(r.seq_ids.front())) {
+      start.prompt_ids.assign(s0->tokens.begin(), s0->tokens.begin() + r.num_prompt_tokens);
+    }
+  }
   out.starts.push_back(std::move(start));
 }
 
@@ -273,6 +283,10 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     end_request(*s->request, "error", failed);
     failed.errors.push_back(protocol::ErrorReply{rid, 400, "invalid_request", e.message});
   }
+  for (const protocol::PromptLogprobs& piece : result.prompt_logprobs) {
+    Sequence* s = find_seq(piece.id);
+    if (s && s->status != SeqStatus::kFinished) add_prompt_logprobs(*s->request, piece);
+  }
 
   // The deltas are written in place into recycled ones where there are some (recycle()):
   // out.deltas[0, used) are this step's, the rest are spare until resized away below.
@@ -315,6 +329,12 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
     ++generation_tokens_;
     Request& r = *s->request;
     ensure_started(r, out);
+    if (r.sampling.prompt_logprobs >= 0 && !r.prompt_logprobs_sent) {
+      r.prompt_logprobs_sent = true;
+      r.prompt_logprobs.id = r.request_id;
+      r.prompt_logprobs.first_position = 1;
+      out.prompt_logprobs.push_back(std::move(r.prompt_logprobs));
+    }
     protocol::TokenDelta& d = next_delta();
     fill_delta(*s, d);
     d.token_ids.push_back(o->token);
@@ -334,6 +354,14 @@ SchedulerOutput SchedulerCore::postprocess(const protocol::StepResult& result) {
   return out;
 }
 
+void SchedulerCore::count_iteration_tokens(int64_t tokens) {
+  const auto& bounds = protocol::kIterationTokenBuckets;
+  iteration_tokens_.resize(std::size(bounds) + 1, 0);
+  const size_t bucket = static_cast<size_t>(std::lower_bound(std::begin(bounds), std::end(bounds), tokens) - std::begin(bounds));
+  ++iteration_tokens_[bucket];
+  iteration_tokens_sum_ += tokens;
+}
+
 protocol::Stats SchedulerCore::stats() const {
   protocol::Stats st;
   const kv::KvStats kv = kv_.stats();
@@ -350,6 +378,9 @@ protocol::Stats SchedulerCore::stats() const {
   st.free_gpu_blocks = kv.free_device_blocks;
   st.num_cpu_blocks = kv.num_host_blocks;
   st.free_cpu_blocks = kv.free_host_blocks;
+  st.iteration_tokens = iteration_tokens_;
+  st.iteration_tokens.resize(std::size(protocol::kIterationTokenBuckets) + 1, 0);
+  st.iteration_tokens_sum = iteration_tokens_sum_;
   return st;
 }
 

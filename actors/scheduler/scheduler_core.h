@@ -220,6 +220,9 @@ class SchedulerCore {
   int64_t prompt_tokens_ = 0;
   int64_t generation_tokens_ = 0;
   int64_t steps_ = 0;
+  std::vector<int64_t> iteration_tokens_;  // per bucket of protocol::kIterationTokenBuckets, + one
+  int64_t iteration_tokens_sum_ = 0;
+  void count_iteration_tokens(int64_t tokens);
 };
 
 }  // namespace zinfer::scheduler

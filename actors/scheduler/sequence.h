@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/kv/block_hash.h"
 #include "actors/scheduler/policies/scheduling_policy.h"
 #include "protocol/messages.h"
 
@@ -26,6 +27,7 @@ struct Request {
   uint64_t arrival_order = 0;
   std::string tenant;
   int32_t predicted_output_tokens = 0;  // 0 = no prediction
+  kv::BlockHash cache_root = kv::root_block_hash();  // salted_root_hash(cache_salt): its blocks' first parent
   int32_t num_prompt_tokens = 0;
   int32_t cached_tokens = 0;          // prompt tokens served from the prefix cache at admission
   std::vector<uint64_t> seq_ids;      // index i = sample i
@@ -33,6 +35,11 @@ struct Request {
   bool forked = false;                // n > 1: the samples have been forked from sample 0
   bool started = false;               // RequestStart emitted
   bool admitted = false;              // sample 0 was admitted once (cached_tokens is known)
+  int64_t scheduled_ns = 0;           // steady clock when sample 0 was first admitted (RequestStart's)
+  // prompt_logprobs (prompt_logprobs.h): the positions scored so far, from position 1 (id =
+  // request_id), and whether they were sent (once, with the request's first TokenDelta).
+  protocol::PromptLogprobs prompt_logprobs;
+  bool prompt_logprobs_sent = false;
 };
 
 struct Sequence {

@@ -1,6 +1,6 @@
 """e2e 4: a repeated long prompt is served from the prefix cache (cached_tokens in the usage,
 zinfer_prefix_cache_hit_rate > 0 in /metrics) with output identical to the first time; a new
-prompt is not."""
+prompt is not; a cache_salt shares blocks only with its own salt."""
 
 import os
 import sys
@@ -17,10 +17,10 @@ LONG_PROMPT = " ".join(f"Paragraph {i}: the committee reviewed item {i * 17} and
 OTHER_PROMPT = " ".join(f"Chapter {i}: a different story about {i * 5} lighthouses." for i in range(20))
 
 
-def complete(port, prompt):
+def complete(port, prompt, **extra):
     status, body = post_json(port, "/v1/completions", {
         "prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, "ignore_eos": True,
-        "return_token_ids": True})
+        "return_token_ids": True, **extra})
     check_equal(status, 200, f"completion: {body!r}")
     usage = body["usage"]
     cached = usage.get("prompt_tokens_details", {}).get("cached_tokens", 0)
@@ -67,6 +67,22 @@ def body(args):
         check_equal(cached_other, 0, "cached tokens of an unrelated prompt")
         wait_idle(server.port)
         log("an unrelated prompt: nothing cached; every block free afterwards")
+
+        # vLLM's cache_salt: the same prompt under a salt shares nothing with the unsalted cache
+        # nor with another salt, and hits its own salt's blocks; the tokens never change.
+        salted, _, cached_salted = complete(server.port, LONG_PROMPT, cache_salt="tenant-a")
+        check_equal(cached_salted, 0, "cached tokens of the long prompt under a new salt")
+        wait_idle(server.port)
+        other_salt, _, cached_other_salt = complete(server.port, LONG_PROMPT, cache_salt="tenant-b")
+        check_equal(cached_other_salt, 0, "cached tokens of the long prompt under another salt")
+        wait_idle(server.port)
+        again, _, cached_again = complete(server.port, LONG_PROMPT, cache_salt="tenant-a")
+        check(cached_again >= full_blocks_tokens, f"the salted repeat had {cached_again} cached prompt tokens")
+        check_equal([salted, other_salt, again], [first] * 3, "tokens under salts")
+        status, reply = post_json(server.port, "/v1/completions", {"prompt": "x", "cache_salt": ""})
+        check_equal(status, 400, f"an empty cache_salt: {reply!r}")
+        check_equal(reply["error"]["param"], "cache_salt", "the param of the empty cache_salt's error")
+        log("cache_salt: no sharing across salts, hits within one")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,11 @@ file: /version, /ping (GET and POST), /tokenize (prompt and messages) and /detok
 shapes, agreeing with the token counts of generation; stop_token_ids end a choice without their
 text (with it under include_stop_str_in_output) and stop_reason names the stop token or string;
 an out-of-vocabulary stop token and an unknown field are 400s naming them; --served-model-name
-with an alias; --generation-config FOLDER gives the defaults of fields a request leaves out."""
+with an alias; --generation-config FOLDER gives the defaults of fields a request leaves out.
+Completions as vLLM's: prompt_logprobs computed by the CPU backend agree with the logprobs of the
+greedy tokens it sampled (rank 1), with or without a prefix-cache hit; echo and the scoring call
+(max_tokens 0); batched prompts with n. Chat: continue_final_message; a request's chat_template
+refused unless --trust-request-chat-template, then honoured. /metrics has vLLM's names with values."""
 
 import json
 import os
@@ -112,6 +116,90 @@ def stops(server):
     log("stop_token_ids, stop strings, stop_reason, include_stop_str_in_output: as vLLM's")
 
 
+def prompt_scoring(server):
+    status, tok = post_json(server.port, "/tokenize", {"prompt": PROMPT})
+    prompt_ids = tok["tokens"]
+    greedy = complete(server, max_tokens=6, logprobs=0)
+    ids = greedy["token_ids"]
+    # The prompt + the greedy tokens, scored: each greedy token is the most likely (rank 1) and has
+    # the logprob sampling gave it.
+    for attempt in ("first", "again (the prompt's blocks are cached now)"):
+        status, out = post_json(server.port, "/v1/completions", {
+            "prompt": prompt_ids + ids, "max_tokens": 1, "temperature": 0, "prompt_logprobs": 2})
+        check_equal(status, 200, f"prompt_logprobs ({out!r})")
+        pl = out["choices"][0]["prompt_logprobs"]
+        check_equal(len(pl), len(prompt_ids) + len(ids), f"one entry per prompt token, {attempt}")
+        check_equal(pl[0], None, "the first prompt token has none")
+        for k, token in enumerate(ids):
+            entry = pl[len(prompt_ids) + k][str(token)]
+            check_equal(entry["rank"], 1, f"greedy token {k} is rank 1 ({entry!r}), {attempt}")
+            want = greedy["logprobs"]["token_logprobs"][k]
+            check(abs(entry["logprob"] - want) < 1e-3, f"token {k}: prompt logprob {entry['logprob']} vs sampled {want}")
+            check(len(pl[len(prompt_ids) + k]) <= 3, "the token and at most 2 alternatives")
+    # The scoring call: echo with max_tokens 0 gives the prompt and its logprobs only.
+    status, out = post_json(server.port, "/v1/completions", {
+        "prompt": PROMPT, "max_tokens": 0, "echo": True, "logprobs": 1, "temperature": 0})
+    check_equal(status, 200, f"the scoring call ({out!r})")
+    c = out["choices"][0]
+    check_equal(c["text"], PROMPT, "the scoring call echoes the prompt only")
+    check_equal(len(c["logprobs"]["tokens"]), len(prompt_ids), "one logprob entry per prompt token")
+    check_equal("".join(c["logprobs"]["tokens"]), PROMPT, "the token strings spell the prompt")
+    check_equal(c["logprobs"]["text_offset"][-1], len(PROMPT) - len(c["logprobs"]["tokens"][-1]), "the last offset")
+    # Echo with generation: the prompt, then what greedy generates.
+    echo = complete(server, max_tokens=6, echo=True)
+    check_equal(echo["text"], PROMPT + greedy["text"], "echo prepends the prompt")
+    # A batch with n: choices i * n + j; the same greedy prompt gives the same text.
+    status, out = post_json(server.port, "/v1/completions", {
+        "prompt": [PROMPT, PROMPT], "n": 2, "max_tokens": 6, "temperature": 0, "ignore_eos": True})
+    check_equal(status, 200, f"a batch ({out!r})")
+    check_equal([ch["index"] for ch in out["choices"]], [0, 1, 2, 3], "choice indexes")
+    check(all(ch["text"] == greedy["text"] for ch in out["choices"]), "every choice of the greedy batch")
+    check_equal(out["usage"]["prompt_tokens"], 2 * len(prompt_ids), "usage counts both prompts")
+    log("prompt_logprobs (rank 1 for greedy tokens, equal logprobs), echo, scoring call, batches: as vLLM's")
+
+
+def chat_and_metrics(server):
+    messages = [{"role": "user", "content": "Say hi"}, {"role": "assistant", "content": "Hi there, I am"}]
+    status, out = post_json(server.port, "/v1/chat/completions", {
+        "messages": messages, "max_tokens": 3, "add_generation_prompt": False, "continue_final_message": True})
+    check_equal(status, 200, f"continue_final_message ({out!r})")
+    status, closed = post_json(server.port, "/tokenize", {"messages": messages, "add_generation_prompt": False})
+    check(out["usage"]["prompt_tokens"] < closed["count"], "the continued message is left open (no end-of-turn tokens)")
+    status, out = post_json(server.port, "/v1/chat/completions", {"messages": messages, "continue_final_message": True})
+    check_openai_error(status, out, 400, "continue_final_message with add_generation_prompt")
+    check_equal(out["error"]["param"], "continue_final_message", "named")
+    status, out = post_json(server.port, "/v1/chat/completions", {
+        "messages": messages, "chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}"})
+    check_openai_error(status, out, 400, "a request's chat_template on a server that does not trust them")
+    check_equal(out["error"]["param"], "chat_template", "named")
+
+    status, _, text = http_request(server.port, "GET", "/metrics")
+    text = text.decode() if isinstance(text, bytes) else text
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("vllm:") and "{" in line:
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    label = f'model_name="{server.model_name}"'
+    for name in ("vllm:request_queue_time_seconds_count", "vllm:request_prefill_time_seconds_count",
+                 "vllm:request_decode_time_seconds_count", "vllm:e2e_request_latency_seconds_count",
+                 "vllm:time_to_first_token_seconds_count", "vllm:iteration_tokens_total_count",
+                 "vllm:prompt_tokens_total", "vllm:generation_tokens_total"):
+        check(values.get(f"{name}{{{label}}}", 0) > 0, f"{name} has a value ({values.get(name + '{' + label + '}')})")
+    check(values.get(f'vllm:request_success_total{{{label},finished_reason="length"}}', 0) > 0, "request_success_total")
+    log("continue_final_message, chat_template refused, vLLM's metric names: as vLLM's")
+
+
+def trusted_template(server):
+    messages = [{"role": "user", "content": "alpha"}, {"role": "critic", "content": "beta"}]
+    status, out = post_json(server.port, "/v1/chat/completions", {
+        "messages": messages, "max_tokens": 1, "chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}"})
+    check_equal(status, 200, f"a request's chat_template on a trusting server ({out!r})")
+    status, tok = post_json(server.port, "/tokenize", {"prompt": "alphabeta", "add_special_tokens": False})
+    check_equal(out["usage"]["prompt_tokens"], tok["count"], "the request's template (and its custom role) rendered")
+    log("--trust-request-chat-template: a request's template and a custom role honoured")
+
+
 def names_and_defaults(server, greedy_ids):
     status, out = post_json(server.port, "/v1/completions", {
         "model": "alias", "prompt": PROMPT, "max_tokens": 8, "ignore_eos": True, "return_token_ids": True})
@@ -134,6 +222,11 @@ def body(args):
         endpoints(server)
         stops(server)
         greedy_ids = complete(server, max_tokens=8)["token_ids"]
+        prompt_scoring(server)
+        chat_and_metrics(server)
+
+    with Server(args, cli=lambda p, z: cli(p, z, "--trust-request-chat-template")) as server:
+        trusted_template(server)
 
     folder = tempfile.mkdtemp(prefix="zinfer-genconfig-")
     try:

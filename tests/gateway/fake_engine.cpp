@@ -125,6 +125,44 @@ bool FakeEngine::wait_submitted(size_t count, std::chrono::milliseconds timeout)
   return cv_.wait_for(lock, timeout, [&] { return submitted_.size() >= count; });
 }
 
+std::string FakeEngine::fake_token_text(int32_t id) {
+  if (id >= 0 && id < 256) return std::string(1, static_cast<char>(id));
+  if (id >= 1000) return token_text((id - 1000) / 100, (id - 1000) % 100);
+  return "x" + std::to_string(id);
+}
+
+namespace {
+
+// The prompt part of a request's first delta (see fake_engine.h).
+void add_prompt(const protocol::GenerateRequest& r, protocol::TextDelta& d) {
+  const auto& sp = r.sampling;
+  if (!sp.return_prompt && sp.prompt_logprobs < 0) return;
+  if (!r.prompt_ids.empty()) {
+    d.prompt_token_ids = r.prompt_ids;
+    for (int32_t id : r.prompt_ids) d.prompt_text += FakeEngine::fake_token_text(id);
+  } else {
+    std::string text = r.prompt;
+    for (const auto& m : r.messages) text += m.content;
+    for (unsigned char c : text) d.prompt_token_ids.push_back(c);
+    d.prompt_text = text;
+  }
+  if (sp.prompt_logprobs >= 0) {
+    protocol::PromptLogprobs lp;
+    lp.id = r.request_id;
+    lp.first_position = 1;
+    for (size_t p = 1; p < d.prompt_token_ids.size(); ++p) {
+      lp.logprobs.push_back(-0.5f * static_cast<float>(p));
+      lp.ranks.push_back(static_cast<int32_t>(p));
+      std::vector<protocol::TopLogprob> top;
+      for (int a = 0; a < sp.prompt_logprobs; ++a) top.push_back({500 + a, -0.1f * static_cast<float>(a + 1)});
+      lp.top_logprobs.push_back(std::move(top));
+    }
+    d.prompt_logprobs = std::move(lp);
+  }
+}
+
+}  // namespace
+
 bool FakeEngine::step(uint64_t id, Stream& s, std::vector<std::pair<DeltaSink*, EngineEvent>>& out) {
   const auto& sp = s.request.sampling;
   bool any_running = false;
@@ -153,6 +191,20 @@ bool FakeEngine::step(uint64_t id, Stream& s, std::vector<std::pair<DeltaSink*, 
     }
     d.prompt_tokens = s.prompt_tokens;
     d.completion_tokens = k + 1;
+    if (!s.prompt_sent) {
+      s.prompt_sent = true;
+      add_prompt(s.request, d);
+      d.scheduled_ns = s.request.arrival_ns;  // scheduled on arrival: no queue time
+    }
+    if (sp.logprobs || d.prompt_logprobs) {
+      auto name = [&](int32_t t) { d.token_texts.emplace(t, fake_token_text(t)); };
+      for (int32_t t : d.token_ids) name(t);
+      for (const auto& alternatives : d.top_logprobs) for (const auto& t : alternatives) name(t.token);
+      if (d.prompt_logprobs) {
+        for (int32_t t : d.prompt_token_ids) name(t);
+        for (const auto& alternatives : d.prompt_logprobs->top_logprobs) for (const auto& t : alternatives) name(t.token);
+      }
+    }
     s.produced[i] = k + 1;
     const auto& stops = sp.stop_token_ids;
     if (std::find(stops.begin(), stops.end(), token_id(i, k)) != stops.end()) {

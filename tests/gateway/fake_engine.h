@@ -8,6 +8,11 @@
 // Prompts with these words change its behaviour:
 //   "TOO_LONG" -> ErrorReply 400 before any token;  "BREAK" -> ErrorReply 500 after 2 tokens;
 //   "HANG"     -> tokens keep coming, one per tick, until the request is aborted (no max).
+// When the sampling asks (return_prompt, prompt_logprobs), the request's first delta carries the
+// prompt: ids (its bytes, or its ids), text, and logprobs: position p has logprob -0.5 * p, rank
+// p, and alternatives 500 + a (logprob -0.1 * (a + 1)). With logprobs or prompt logprobs, each
+// delta names the text of its tokens (fake_token_text). The first delta says the request was
+// scheduled at its arrival (scheduled_ns = arrival_ns).
 #pragma once
 
 #include <chrono>
@@ -51,6 +56,9 @@ class FakeEngine : public EngineClient {
   static std::string token_text(int sample, int k) {
     return "s" + std::to_string(sample) + "t" + std::to_string(k) + " ";
   }
+  // The text of any id: a byte below 256 (so a byte >= 0x80 is a partial UTF-8 character),
+  // token_text for generated ids, "x<id>" else.
+  static std::string fake_token_text(int32_t id);
 
  private:
   struct Stream {
@@ -60,6 +68,7 @@ class FakeEngine : public EngineClient {
     bool hang = false;
     bool breaks = false;
     int32_t prompt_tokens = 0;
+    bool prompt_sent = false;
   };
 
   void run();

@@ -78,9 +78,17 @@ TEST_F(GatewayServerTest, BadValues) {
   expect_400(port_, c, R"({"prompt":"x","top_k":-2})", "top_k");
   expect_400(port_, c, R"({"prompt":"x","n":0})", "n");
   expect_400(port_, c, R"({"prompt":"x","logprobs":21})", "logprobs");
-  expect_400(port_, c, R"({"prompt":"x","echo":true})", "echo");
+  expect_400(port_, c, R"({"prompt":"x","suffix":"y"})", "suffix");
   expect_400(port_, c, R"({"prompt":""})", "prompt");
-  expect_400(port_, c, R"({"prompt":["a","b"]})", "prompt");
+  expect_400(port_, c, R"({"prompt":["a",""]})", "prompt");
+  expect_400(port_, c, R"({"prompt":["a",[1,2]]})", "prompt");  // a batch mixes no forms: each is checked
+  expect_400(port_, c, R"({"prompt":[["a"]]})", "prompt");
+  expect_400(port_, c, R"({"prompt":"x","prompt_logprobs":-1})", "prompt_logprobs");
+  expect_400(port_, c, R"({"prompt":"x","prompt_logprobs":21})", "prompt_logprobs");
+  expect_400(port_, c, R"({"prompt":"x","prompt_logprobs":1,"stream":true})", "prompt_logprobs");
+  expect_400(port_, c, R"({"prompt":"x","max_tokens":0,"echo":false})", "max_tokens");
+  expect_400(port_, c, R"({"prompt":"x","stream":true,"stream_options":{"continuous_usage_stats":true}})",
+             "stream_options.continuous_usage_stats");
   expect_400(port_, c, R"({"prompt":[-1]})", "prompt");
   expect_400(port_, c, R"({"prompt":"x","stop":[""]})", "stop");
   expect_400(port_, c, R"({"prompt":"x","max_tokens":5000})", "max_tokens");
@@ -96,7 +104,7 @@ TEST_F(GatewayServerTest, BadValues) {
   expect_400(port_, chat, R"({"messages":[{"role":"user","content":"x"}],"bad_words":"x"})", "bad_words");
   expect_400(port_, c, R"({"prompt":"x","truncate_prompt_tokens":0})", "truncate_prompt_tokens");
   expect_400(port_, chat, R"({"messages":[]})", "messages");
-  expect_400(port_, chat, R"({"messages":[{"role":"wizard","content":"x"}]})", "messages[0].role");
+  expect_400(port_, chat, R"({"messages":[{"role":"","content":"x"}]})", "messages[0].role");
   expect_400(port_, chat, R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", "top_logprobs");
   // A token-id prompt that with max_tokens does not fit the context (4096).
   std::string ids = "[";

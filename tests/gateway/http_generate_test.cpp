@@ -58,7 +58,7 @@ TEST_F(GatewayServerTest, CompletionNonStream) {
 }
 
 TEST_F(GatewayServerTest, CompletionPromptForms) {
-  // Token ids, an array of one string, an array of one token-id array.
+  // Token ids, a batch of one string, a batch of one token-id array.
   auto r1 = post_json(port_, "/v1/completions", R"({"prompt":[5,6,7],"max_tokens":1})");
   auto r2 = post_json(port_, "/v1/completions", R"({"prompt":["one"],"max_tokens":1})");
   auto r3 = post_json(port_, "/v1/completions", R"({"prompt":[[9,8]],"max_tokens":1})");
@@ -294,11 +294,13 @@ TEST_F(GatewayServerTest, CompletionLogprobs) {
   auto r = post_json(port_, "/v1/completions", R"({"prompt":"p","max_tokens":2,"logprobs":2})");
   ASSERT_EQ(r.status, 200) << r.body;
   json lp = r.json()["choices"][0]["logprobs"];
-  EXPECT_EQ(lp["tokens"], json({"token_id:1000", "token_id:1001"}));
+  // Tokens by their text; the sampled token first among the alternatives, then the best others
+  // (logprobs + 1 entries at most); offsets into the choice's text.
+  EXPECT_EQ(lp["tokens"], json({"s0t0 ", "s0t1 "}));
   EXPECT_EQ(lp["token_logprobs"], json({-0.25, -0.5}));
   ASSERT_EQ(lp["top_logprobs"].size(), 2u);
-  EXPECT_EQ(lp["top_logprobs"][1]["token_id:1002"], -1.5);
-  EXPECT_EQ(lp["text_offset"].size(), 2u);
+  EXPECT_EQ(lp["top_logprobs"][1], json({{"s0t1 ", -0.5}, {"s0t2 ", -1.5}}));
+  EXPECT_EQ(lp["text_offset"], json({0, 5}));
   auto sent = engine_->submitted();
   EXPECT_TRUE(sent[0].sampling.logprobs);
   EXPECT_EQ(sent[0].sampling.top_logprobs, 2);
@@ -310,10 +312,12 @@ TEST_F(GatewayServerTest, ChatLogprobs) {
   ASSERT_EQ(r.status, 200) << r.body;
   json content = r.json()["choices"][0]["logprobs"]["content"];
   ASSERT_EQ(content.size(), 1u);
-  EXPECT_EQ(content[0]["token"], "token_id:1000");
+  EXPECT_EQ(content[0]["token"], "s0t0 ");
+  EXPECT_EQ(content[0]["bytes"], json({115, 48, 116, 48, 32}));
   EXPECT_EQ(content[0]["logprob"], -0.25);
   ASSERT_EQ(content[0]["top_logprobs"].size(), 1u);
-  EXPECT_EQ(content[0]["top_logprobs"][0]["token"], "token_id:1000");
+  EXPECT_EQ(content[0]["top_logprobs"][0]["token"], "s0t0 ");
+  EXPECT_EQ(content[0]["top_logprobs"][0]["bytes"], json({115, 48, 116, 48, 32}));
 }
 
 TEST_F(GatewayServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {

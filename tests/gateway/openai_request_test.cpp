@@ -152,7 +152,8 @@ TEST(OpenAiRequestTest, StatusOfBadRequests) {
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","temperature":1e400})"), 400);
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","n":1000})"), 400);
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":"x","max_tokens":3,"min_tokens":4})"), 400);
-  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":[[1],[2]]})"), 400);
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":[[1],[2]]})"), 200);  // a batch of two
+  EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":[[1],"x"]})"), 400);  // of two forms
   EXPECT_EQ(status_of(ApiKind::kCompletions, R"({"prompt":[3000000000]})"), 400);
   EXPECT_EQ(status_of(ApiKind::kChat, R"({"messages":[{"content":"x"}]})"), 400);
   EXPECT_EQ(status_of(ApiKind::kChat, R"({"messages":[{"role":"user"}]})"), 400);

@@ -36,9 +36,9 @@ protocol::TextDelta delta(int index, std::string text, bool last = false) {
 // Runs the deltas through a Generation; returns what it sent (the body, or the stream's events).
 std::string run(OpenAiRequest req, const std::vector<protocol::TextDelta>& deltas) {
   Metrics metrics;
-  Generation g(std::move(req), 7, metrics, InFlightLimiter::Token());
+  Generation g(std::move(req), {7}, metrics, InFlightLimiter::Token());
   std::string sent;
-  for (const auto& d : deltas) sent += g.on_event(EngineEvent(d)).data;
+  for (const auto& d : deltas) sent += g.on_event(7, EngineEvent(d)).data;
   return sent;
 }
 

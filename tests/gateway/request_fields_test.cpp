@@ -80,6 +80,10 @@ const std::vector<Row>& rows() {
       {"return_token_ids", C, Ch, true, Expect::kHonoured, nullptr},
       {"predicted_output_tokens", C, Ch, 4, Expect::kHonoured, nullptr},
       {"add_generation_prompt", NoC, Ch, false, Expect::kHonoured, nullptr},
+      {"prompt_logprobs", C, Ch, 1, Expect::kHonoured, nullptr},
+      {"return_tokens_as_token_ids", C, Ch, true, Expect::kHonoured, nullptr},
+      {"echo", C, Ch, true, Expect::kHonoured, nullptr},
+      {"continue_final_message", NoC, Ch, true, Expect::kHonoured, nullptr, {{"add_generation_prompt", false}}},
       {"chat_template_kwargs", NoC, Ch, {{"enable_thinking", false}}, Expect::kHonoured, nullptr},
       {"frequency_penalty", C, Ch, 0.5, Expect::kHonoured, nullptr},
       {"presence_penalty", C, Ch, 0.5, Expect::kHonoured, nullptr},
@@ -93,8 +97,6 @@ const std::vector<Row>& rows() {
       {"use_beam_search", C, Ch, true, Expect::kRefused, false},
       {"length_penalty", C, Ch, 0.5, Expect::kRefused, 1.0},
       {"spaces_between_special_tokens", C, Ch, false, Expect::kRefused, true},
-      {"prompt_logprobs", C, Ch, 1, Expect::kRefused, nullptr},
-      {"return_tokens_as_token_ids", C, Ch, true, Expect::kRefused, false},
       // Structured output (tests/gateway/structured_request_test.cpp has the rest).
       {"response_format", C, Ch, {{"type", "json_object"}}, Expect::kHonoured, {{"type", "text"}}},
       {"structured_outputs", C, Ch, {{"regex", "a+"}}, Expect::kHonoured, json::object()},
@@ -106,14 +108,14 @@ const std::vector<Row>& rows() {
       {"guided_decoding_backend", C, Ch, "xgrammar", Expect::kRefused, "auto"},
       {"guided_whitespace_pattern", C, Ch, " ", Expect::kRefused, nullptr},
       {"logits_processors", C, Ch, {"my.Processor"}, Expect::kRefused, nullptr},
-      {"cache_salt", C, Ch, "salt", Expect::kRefused, nullptr},
+      {"cache_salt", C, Ch, "salt", Expect::kHonoured, nullptr},
       {"kv_transfer_params", C, Ch, {{"a", 1}}, Expect::kRefused, nullptr},
       {"vllm_xargs", C, Ch, {{"a", 1}}, Expect::kRefused, nullptr},
       {"mm_processor_kwargs", C, Ch, {{"a", 1}}, Expect::kRefused, nullptr},
       {"prompt_embeds", C, Ch, "AAAA", Expect::kRefused, nullptr},
-      {"echo", C, Ch, true, Expect::kRefused, false},
+
       {"suffix", C, NoCh, "tail", Expect::kRefused, nullptr},
-      {"continue_final_message", NoC, Ch, true, Expect::kRefused, false},
+      // Refused here: options() does not trust request templates (see TrustedChatTemplate below).
       {"chat_template", NoC, Ch, "{{ messages }}", Expect::kRefused, nullptr},
       {"documents", NoC, Ch, {{{"title", "t"}, {"text", "x"}}}, Expect::kRefused, nullptr},
       {"tools", NoC, Ch, {{{"type", "function"}, {"function", {{"name", "f"}}}}}, Expect::kHonoured, nullptr,
@@ -175,7 +177,9 @@ std::string fingerprint(const OpenAiRequest& r) {
   msgpack::sbuffer buf;
   msgpack::pack(buf, r.request);
   return std::string(buf.data(), buf.size()) + "|" + std::to_string(r.stream) + std::to_string(r.include_usage) +
-         std::to_string(r.want_logprobs) + std::to_string(r.return_token_ids) + r.client_request_id;
+         std::to_string(r.want_logprobs) + std::to_string(r.return_token_ids) + r.client_request_id +
+         std::to_string(r.echo) + std::to_string(r.echo_only) + std::to_string(r.return_tokens_as_token_ids) +
+         std::to_string(r.continuous_usage) + std::to_string(r.prompt_logprobs) + std::to_string(r.prompts.size());
 }
 
 struct Outcome {
@@ -246,7 +250,37 @@ TEST(RequestFields, EveryFieldIsHonouredOrRefusedByName) {
     }
   }
   EXPECT_GT(honoured, 50);
-  EXPECT_GT(refused, 50);
+  EXPECT_GT(refused, 40);
+}
+
+TEST(RequestFields, TrustedChatTemplateAndKwargs) {
+  HttpOptions trusting = options();
+  trusting.trust_request_chat_template = true;
+  const json body = {{"messages", json::array({{{"role", "critic"}, {"content", "hi"}}})},
+                     {"chat_template", "{{ messages[0].content }}"},
+                     {"chat_template_kwargs", {{"enable_thinking", false}, {"style", "terse"}}}};
+  const OpenAiRequest r = parse_openai_request(ApiKind::kChat, body.dump(), trusting);
+  EXPECT_EQ(r.request.chat_template, "{{ messages[0].content }}");
+  EXPECT_EQ(r.request.messages[0].role, "critic");  // any role the template accepts
+  EXPECT_FALSE(r.request.enable_thinking);
+  EXPECT_EQ(json::parse(r.request.chat_template_kwargs), json({{"style", "terse"}}));
+  try {
+    parse_openai_request(ApiKind::kChat, body.dump(), options());
+    ADD_FAILURE() << "a request's chat template on a server that does not trust them";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "chat_template");
+    EXPECT_NE(std::string(e.what()).find("--trust-request-chat-template"), std::string::npos);
+  }
+  json own_field = {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})},
+                    {"chat_template_kwargs", {{"add_generation_prompt", false}}}};
+  EXPECT_THROW(parse_openai_request(ApiKind::kChat, own_field.dump(), options()), ApiError);
+  json both = {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}, {"continue_final_message", true}};
+  try {
+    parse_openai_request(ApiKind::kChat, both.dump(), options());
+    ADD_FAILURE() << "continue_final_message with add_generation_prompt";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "continue_final_message");
+  }
 }
 
 bool has_row(ApiKind kind, const std::string& field) {
@@ -298,8 +332,11 @@ TEST(RequestFields, UnknownFieldsAreRefusedByName) {
 
 TEST(RequestFields, NestedFieldsAreHonouredOrRefusedByName) {
   json chat = base_body(ApiKind::kChat);
-  chat["chat_template_kwargs"] = {{"tools_enabled", true}};
-  EXPECT_EQ(parse(ApiKind::kChat, chat).param, "chat_template_kwargs.tools_enabled");
+  chat["chat_template_kwargs"] = {{"tools_enabled", true}};  // a template variable: honoured
+  EXPECT_EQ(parse(ApiKind::kChat, chat).status, 200);
+  EXPECT_NE(parse(ApiKind::kChat, chat).fingerprint, parse(ApiKind::kChat, base_body(ApiKind::kChat)).fingerprint);
+  chat["chat_template_kwargs"] = {{"messages", json::array()}};  // a request field's own variable: refused
+  EXPECT_EQ(parse(ApiKind::kChat, chat).param, "chat_template_kwargs.messages");
   chat = base_body(ApiKind::kChat);
   chat["messages"][0]["weight"] = 2;
   EXPECT_EQ(parse(ApiKind::kChat, chat).param, "messages[0].weight");

@@ -111,3 +111,37 @@ TEST(TokenizeAnswers, AReplacedChatTemplateIsTheOneRendered) {
 
 }  // namespace
 }  // namespace zinfer::actors
+
+namespace zinfer::actors {
+namespace {
+
+// A request's own chat settings (vLLM's): its template, the template's extra variables, and
+// continue_final_message (the prompt ends where the last message's content ends).
+TEST(TokenizeAnswers, RequestChatTemplateKwargsAndContinueFinalMessage) {
+  TokenizerResources r = resources();
+  r.max_model_len = 1000;
+  auto text_of = [&](const protocol::GenerateRequest& g) { return r.tokenizer->decode(ids_of(tokenize_request(r, g))); };
+  protocol::GenerateRequest g;
+  g.request_id = 6;
+  g.is_chat = true;
+  g.add_generation_prompt = false;
+  g.sampling.max_tokens = 1;
+  g.messages = {{"user", "hi"}, {"critic", "so far"}};
+  g.chat_template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{{ suffix }}</{{ m.role }}>{% endfor %}";
+  g.chat_template_kwargs = R"({"suffix": "!"})";
+  EXPECT_EQ(text_of(g), "<user>hi!</user><critic>so far!</critic>");
+  g.chat_template_kwargs.clear();
+  g.continue_final_message = true;
+  EXPECT_EQ(text_of(g), "<user>hi</user><critic>so far");
+  // A template that does not show the final message: an error naming continue_final_message.
+  g.chat_template = "{% for m in messages %}x{% endfor %}";
+  const auto v = tokenize_request(r, g);
+  ASSERT_TRUE(std::holds_alternative<protocol::ErrorReply>(v));
+  EXPECT_NE(std::get<protocol::ErrorReply>(v).message.find("continue_final_message"), std::string::npos);
+  // A template that does not parse is a 400, not a crash.
+  g.chat_template = "{% for %}";
+  EXPECT_TRUE(std::holds_alternative<protocol::ErrorReply>(tokenize_request(r, g)));
+}
+
+}  // namespace
+}  // namespace zinfer::actors

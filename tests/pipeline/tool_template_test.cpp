@@ -64,7 +64,8 @@ void check_model(const std::string& model, const std::string& template_dir = "",
     SCOPED_TRACE(model + ": " + row["conversation"].get<std::string>() + " add_generation_prompt " +
                  row["add_generation_prompt"].dump());
     const auto ids = encode_chat(res, wire_messages(conv["messages"]), row["add_generation_prompt"].get<bool>(),
-                                 /*enable_thinking=*/true, /*add_special_tokens=*/false, conv["tools"].dump());
+                                 /*enable_thinking=*/true, /*add_special_tokens=*/false,
+                                 ChatExtras{.tools = conv["tools"].dump()});
     EXPECT_EQ(ids, res.tokenizer->encode(row["text"].get<std::string>(), false));
     ++checked;
   }

@@ -32,6 +32,8 @@ SamplingParams sample_params() {
   s.truncate_prompt_tokens = -1;
   s.include_stop_str_in_output = true;
   s.structured = StructuredOutput{StructuredKind::kChoice, "", {"yes", "no \xe4\xb8\x96"}};
+  s.prompt_logprobs = 4;
+  s.return_prompt = true;
   return s;
 }
 
@@ -69,6 +71,33 @@ void expect_same(const SamplingParams& a, const SamplingParams& b) {
     EXPECT_EQ(a.structured->text, b.structured->text);
     EXPECT_EQ(a.structured->choices, b.structured->choices);
     EXPECT_EQ(a.structured->begin_after, b.structured->begin_after);
+  }
+  EXPECT_EQ(a.prompt_logprobs, b.prompt_logprobs);
+  EXPECT_EQ(a.return_prompt, b.return_prompt);
+}
+
+PromptLogprobs prompt_logprobs_example() {
+  PromptLogprobs p;
+  p.id = 77;
+  p.first_position = 3;
+  p.logprobs = {-0.5f, -2.25f};
+  p.ranks = {1, 40};
+  p.top_logprobs = {{{5, -0.5f}, {6, -1.0f}}, {}};
+  return p;
+}
+
+void expect_same(const PromptLogprobs& a, const PromptLogprobs& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.first_position, b.first_position);
+  EXPECT_EQ(a.logprobs, b.logprobs);
+  EXPECT_EQ(a.ranks, b.ranks);
+  ASSERT_EQ(a.top_logprobs.size(), b.top_logprobs.size());
+  for (size_t i = 0; i < a.top_logprobs.size(); ++i) {
+    ASSERT_EQ(a.top_logprobs[i].size(), b.top_logprobs[i].size());
+    for (size_t k = 0; k < a.top_logprobs[i].size(); ++k) {
+      EXPECT_EQ(a.top_logprobs[i][k].token, b.top_logprobs[i][k].token);
+      EXPECT_FLOAT_EQ(a.top_logprobs[i][k].logprob, b.top_logprobs[i][k].logprob);
+    }
   }
 }
 
@@ -111,7 +140,15 @@ TEST(ProtocolRoundTrip, GenerateRequest) {
   m.predicted_output_tokens = 2147483647;
   m.api_key = "sk-\x7f key";
   m.add_special_tokens = 0;
+  m.cache_salt = "salt \x01";
+  m.continue_final_message = true;
+  m.chat_template = "{{ messages[0].content }}";
+  m.chat_template_kwargs = R"({"style":"terse"})";
   auto r = roundtrip(m);
+  EXPECT_EQ(r.cache_salt, m.cache_salt);
+  EXPECT_TRUE(r.continue_final_message);
+  EXPECT_EQ(r.chat_template, m.chat_template);
+  EXPECT_EQ(r.chat_template_kwargs, m.chat_template_kwargs);
   EXPECT_EQ(r.request_id, m.request_id);
   EXPECT_EQ(r.model, m.model);
   EXPECT_EQ(r.prompt, m.prompt);
@@ -187,7 +224,9 @@ TEST(ProtocolRoundTrip, TokenizedRequest) {
   m.arrival_ns = 42;
   m.tenant = "b";
   m.predicted_output_tokens = 17;
+  m.cache_salt = "s";
   auto r = roundtrip(m);
+  EXPECT_EQ(r.cache_salt, "s");
   EXPECT_EQ(r.request_id, 9u);
   EXPECT_EQ(r.prompt_ids, m.prompt_ids);
   expect_same(r.sampling, m.sampling);
@@ -250,8 +289,9 @@ TEST(ProtocolRoundTrip, AbortAndErrorAndPing) {
 }
 
 TEST(ProtocolRoundTrip, RequestStartTokenDeltaTextDelta) {
-  RequestStart s{21, 2, 130, {"a", "bc"}, false, true, {7, 151645}, true};
+  RequestStart s{21, 2, 130, {"a", "bc"}, false, true, {7, 151645}, true, {1, 2, 3}};
   auto rs = roundtrip(s);
+  EXPECT_EQ(rs.prompt_ids, s.prompt_ids);
   EXPECT_EQ(rs.stop_token_ids, s.stop_token_ids);
   EXPECT_TRUE(rs.include_stop_str_in_output);
   EXPECT_EQ(rs.request_id, 21u);
@@ -295,7 +335,26 @@ TEST(ProtocolRoundTrip, RequestStartTokenDeltaTextDelta) {
   t.cached_tokens = 0;
   t.stop_string = "END";
   t.stop_token = 151645;
+  t.prompt_token_ids = {4, 5};
+  t.prompt_text = "ab";
+  t.prompt_logprobs = prompt_logprobs_example();
+  t.token_texts = {{9, "x"}, {226, "\xe2"}};
   auto rt = roundtrip(t);
+  EXPECT_EQ(rt.prompt_token_ids, t.prompt_token_ids);
+  EXPECT_EQ(rt.prompt_text, "ab");
+  ASSERT_TRUE(rt.prompt_logprobs.has_value());
+  expect_same(*rt.prompt_logprobs, *t.prompt_logprobs);
+  EXPECT_EQ(rt.token_texts, t.token_texts);
+  EXPECT_FALSE(roundtrip(TextDelta{}).prompt_logprobs.has_value());
+
+  TokenDeltaBatch batch;
+  batch.deltas = {d};
+  batch.prompt_logprobs = {prompt_logprobs_example()};
+  auto rb = roundtrip(batch);
+  ASSERT_EQ(rb.deltas.size(), 1u);
+  EXPECT_EQ(rb.deltas[0].token_ids, d.token_ids);
+  ASSERT_EQ(rb.prompt_logprobs.size(), 1u);
+  expect_same(rb.prompt_logprobs[0], batch.prompt_logprobs[0]);
   EXPECT_EQ(rt.stop_string, "END");
   EXPECT_EQ(rt.stop_token, 151645);
   EXPECT_EQ(rt.text, "héllo");
@@ -347,7 +406,19 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   p.swap_in = {{3, 4}};
   p.copy = {{5, 6}, {7, 8}};
   p.finished = {1, 2, 3};
+  p.prompt_scoring = {{5, 2, 17}, {6, 0, -1}};
   auto r = roundtrip(p);
+  ASSERT_EQ(r.prompt_scoring.size(), 2u);
+  EXPECT_EQ(r.prompt_scoring[0].seq_id, 5u);
+  EXPECT_EQ(r.prompt_scoring[0].top_logprobs, 2);
+  EXPECT_EQ(r.prompt_scoring[0].next_token, 17);
+  EXPECT_EQ(r.prompt_scoring[1].next_token, -1);
+  // Decoded into a plan that had prompt scoring, a plan without any has none.
+  StepPlan reused = r;
+  StepPlan plain;
+  plain.step_id = 1001;
+  open(encode(plain)).as_into(reused);
+  EXPECT_TRUE(reused.prompt_scoring.empty());
   EXPECT_EQ(r.step_id, 1000u);
   ASSERT_EQ(r.seqs.size(), 2u);
   EXPECT_EQ(r.seqs[0].token_ids, w.token_ids);
@@ -392,7 +463,10 @@ TEST(ProtocolRoundTrip, StepPlanAndResult) {
   res.outputs = {{5, 42, -0.25f, {{42, -0.25f}, {1, -3.0f}}}, {6, 7, -1.0f, {}}};
   res.forward_us = 5000;
   res.error = "";
+  res.prompt_logprobs = {prompt_logprobs_example()};
   auto rr = roundtrip(res);
+  ASSERT_EQ(rr.prompt_logprobs.size(), 1u);
+  expect_same(rr.prompt_logprobs[0], res.prompt_logprobs[0]);
   ASSERT_EQ(rr.outputs.size(), 2u);
   EXPECT_EQ(rr.outputs[0].token, 42);
   EXPECT_FLOAT_EQ(rr.outputs[0].logprob, -0.25f);

@@ -1,5 +1,6 @@
 #include "fake_executor.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -94,6 +95,27 @@ protocol::StepResult FakeExecutor::run_whole(const protocol::StepPlan& plan) {
     result.outputs.push_back(std::move(o));
   }
   for (auto& [id, t] : sampled_now) last_sampled_[id] = t;
+  for (const auto& want : plan.prompt_scoring) {
+    auto w = std::find_if(plan.seqs.begin(), plan.seqs.end(), [&](const protocol::SeqWork& s) { return s.seq_id == want.seq_id; });
+    if (w == plan.seqs.end() || w->use_last_sampled) {
+      throw std::runtime_error("fake executor: prompt scoring of sequence " + std::to_string(want.seq_id) +
+                               ", which feeds no token ids");
+    }
+    protocol::PromptLogprobs lp;
+    lp.id = want.seq_id;
+    lp.first_position = w->start_pos + 1;
+    for (size_t i = 0; i < w->token_ids.size(); ++i) {
+      const int32_t next = i + 1 < w->token_ids.size() ? w->token_ids[i + 1] : want.next_token;
+      if (next < 0) break;
+      const int32_t position = w->start_pos + static_cast<int32_t>(i) + 1;
+      lp.logprobs.push_back(-static_cast<float>(position * 1000 + next));
+      lp.ranks.push_back(position);
+      std::vector<protocol::TopLogprob> top;
+      for (int32_t k = 0; k < want.top_logprobs; ++k) top.push_back({k, -static_cast<float>(k)});
+      lp.top_logprobs.push_back(std::move(top));
+    }
+    result.prompt_logprobs.push_back(std::move(lp));
+  }
   return result;
 }
 

@@ -6,6 +6,8 @@
 // wrong table) changes the output tokens, and a run under memory pressure can be compared token for
 // token with a run that has plenty of memory. Plans may carry block-table deltas: it keeps a
 // BlockTableMirror as the executor actor does (whole tables pass through it unchanged).
+// A plan's prompt_scoring is answered with logprobs that name what was scored: the token t at
+// position p gets logprob -(p * 1000 + t), rank p, and alternatives k = 0.. (token k, logprob -k).
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,11 @@ void Transcript::take(const SchedulerOutput& out) {
     EXPECT_FALSE(started[s.request_id]) << "two RequestStart for request " << s.request_id;
     started[s.request_id] = true;
   }
+  for (const auto& p : out.prompt_logprobs) {
+    // Before the request's first token, once.
+    EXPECT_EQ(tokens.count({p.id, 0}), 0u) << "prompt logprobs of request " << p.id << " after its first token";
+    prompt_logprobs[p.id].push_back(p);
+  }
   for (const auto& d : out.deltas) {
     const SampleKey key{d.request_id, d.index};
     EXPECT_TRUE(started[d.request_id]) << "TokenDelta before RequestStart for request " << d.request_id;

@@ -25,6 +25,7 @@ struct Transcript {
   std::vector<protocol::StepPlan> plans;  // every plan, in order
   std::vector<protocol::ErrorReply> errors;
   std::map<uint64_t, bool> started;
+  std::map<uint64_t, std::vector<protocol::PromptLogprobs>> prompt_logprobs;  // as sent, per request
 
   // The tokens and the finish reason of one sample (empty when it has none).
   std::vector<int32_t> out(uint64_t request_id, int32_t index = 0) const {

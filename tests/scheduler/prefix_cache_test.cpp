@@ -155,5 +155,35 @@ TEST(PrefixCache, DisabledCacheNeverHits) {
   EXPECT_EQ(t.out(1, 0), t.out(2, 0));
 }
 
+// vLLM's cache_salt: blocks are shared only between requests with the same salt, and the output
+// does not depend on it.
+TEST(PrefixCache, SaltedRequestsShareBlocksOnlyWithTheSameSalt) {
+  SchedulerCore core(cache_config(true));
+  FakeExecutor exec(64, 0, 16, kVocab);
+  Transcript t;
+  auto salted = [](uint64_t id, const std::string& salt) {
+    auto r = make_request(id, prompt_of(70, 4), 3);
+    r.cache_salt = salt;
+    return r;
+  };
+  core.add_request(salted(1, "tenant-a"));
+  drive(core, exec, t);
+  core.add_request(make_request(2, prompt_of(70, 4), 3));  // no salt: the unsalted root
+  drive(core, exec, t);
+  core.add_request(salted(3, "tenant-b"));
+  drive(core, exec, t);
+  core.add_request(salted(4, "tenant-a"));
+  drive(core, exec, t);
+  core.add_request(make_request(5, prompt_of(70, 4), 3));
+  drive(core, exec, t);
+  EXPECT_EQ(t.cached_tokens[1], 0);
+  EXPECT_EQ(t.cached_tokens[2], 0);
+  EXPECT_EQ(t.cached_tokens[3], 0);
+  EXPECT_EQ(t.cached_tokens[4], 64);  // tenant-a's blocks of request 1
+  EXPECT_EQ(t.cached_tokens[5], 64);  // request 2's
+  for (uint64_t id = 2; id <= 5; ++id) EXPECT_EQ(t.out(id, 0), t.out(1, 0));
+  expect_all_returned(core);
+}
+
 }  // namespace
 }  // namespace zinfer::scheduler::testing

@@ -54,13 +54,13 @@ const std::vector<std::string> kOutput = {"Checking.\n<tool", "_call>\n{\"name\"
 
 TEST(GenerationTools, NonStreamMessageHasTheCalls) {
   Metrics metrics;
-  Generation g(parse_openai_request(ApiKind::kChat, chat_body(false, 2), options()), 7, metrics, {});
+  Generation g(parse_openai_request(ApiKind::kChat, chat_body(false, 2), options()), {7}, metrics, {});
   Generation::Reaction r;
   for (int i = 0; i < 2; ++i) {
     for (size_t k = 0; k < kOutput.size(); ++k) {
       // Sample 1 ends with plain text instead of a call.
       const std::string text = i == 1 ? (k == 0 ? "No call" : "") : kOutput[k];
-      r = g.on_event(delta(i, text, k + 1 == kOutput.size() ? "stop" : ""));
+      r = g.on_event(7, delta(i, text, k + 1 == kOutput.size() ? "stop" : ""));
     }
   }
   ASSERT_EQ(r.kind, Generation::Reaction::Kind::kBody);
@@ -84,10 +84,10 @@ TEST(GenerationTools, StreamSendsNameThenArgumentDeltas) {
   Metrics metrics;
   Generation g(parse_openai_request(ApiKind::kChat, chat_body(true, 1, R"(, "stream_options": {"include_usage": true})"),
                                     options()),
-               8, metrics, {});
+               {8}, metrics, {});
   std::string data;
   for (size_t k = 0; k < kOutput.size(); ++k) {
-    data += g.on_event(delta(0, kOutput[k], k + 1 == kOutput.size() ? "stop" : "")).data;
+    data += g.on_event(8, delta(0, kOutput[k], k + 1 == kOutput.size() ? "stop" : "")).data;
   }
   std::string content, arguments, id, name, finish;
   int opened = 0;
@@ -123,9 +123,9 @@ TEST(GenerationTools, ANamedCallStreamsTheWholeOutputAsArguments) {
                    ApiKind::kChat,
                    chat_body(true, 1, R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})"),
                    options()),
-               9, metrics, {});
-  std::string data = g.on_event(delta(0, "{\"city\"")).data;
-  data += g.on_event(delta(0, ": \"Oslo\"}", "stop")).data;
+               {9}, metrics, {});
+  std::string data = g.on_event(9, delta(0, "{\"city\"")).data;
+  data += g.on_event(9, delta(0, ": \"Oslo\"}", "stop")).data;
   std::string arguments, finish;
   for (const json& e : events(data)) {
     const json& c = e["choices"][0];
@@ -140,8 +140,8 @@ TEST(GenerationTools, ANamedCallStreamsTheWholeOutputAsArguments) {
 TEST(GenerationTools, AForcedCallCutByMaxTokensIsLeftAsContent) {
   Metrics metrics;
   Generation g(parse_openai_request(ApiKind::kChat, chat_body(false, 1, R"(, "tool_choice": "required")"), options()),
-               10, metrics, {});
-  const auto r = g.on_event(delta(0, "[{\"name\": \"get_weather\", \"parameters\": {\"ci", "length"));
+               {10}, metrics, {});
+  const auto r = g.on_event(10, delta(0, "[{\"name\": \"get_weather\", \"parameters\": {\"ci", "length"));
   const json body = json::parse(r.data);
   EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(body["choices"][0]["message"]["content"], "[{\"name\": \"get_weather\", \"parameters\": {\"ci");

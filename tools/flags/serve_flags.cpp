@@ -16,6 +16,8 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add_split(cmd, "--served-model-name", "server.served_model_name", "server.served_model_aliases");
   flags_.add(cmd, "server.max_logprobs", "--max-logprobs");
   flags_.add_switch(cmd, "server.log_requests", "--enable-log-requests", "--disable-log-requests");
+  flags_.add_switch(cmd, "server.trust_request_chat_template", "--trust-request-chat-template",
+                    "--no-trust-request-chat-template");
   flags_.add(cmd, "server.generation_config", "--generation-config");
   flags_.add(cmd, "server.reasoning_parser", "--reasoning-parser");
   flags_.add(cmd, "model.device", "--device");
