@@ -25,6 +25,15 @@ int64_t int_arg(const std::optional<Value>& v, int64_t default_value, const char
   return v->as_int();
 }
 
+// An indentation width: Python takes any, but a template has no use for more than a line's worth,
+// and a huge one would be allocated before any size check.
+int64_t width_arg(const std::optional<Value>& v, int64_t default_value, const char* what) {
+  constexpr int64_t kMaxWidth = 4096;
+  const int64_t width = int_arg(v, default_value, what);
+  if (width > kMaxWidth) throw EvalError(std::string(what) + " " + std::to_string(width) + " is too large for a template");
+  return std::max<int64_t>(0, width);
+}
+
 // The text a string filter works on: str(value), which is "" for an Undefined (as in Jinja).
 std::string text_of(const Value& v) { return to_str(v); }
 
@@ -113,7 +122,7 @@ Value f_tojson(const Value& v, const CallArgs& a) {
   std::optional<std::string> indent;
   if (p[1] && !p[1]->is_none()) {
     if (p[1]->is_string()) indent = p[1]->as_string();
-    else indent = std::string(static_cast<size_t>(std::max<int64_t>(0, int_arg(p[1], 0, "indent"))), ' ');
+    else indent = std::string(static_cast<size_t>(width_arg(p[1], 0, "indent")), ' ');
   }
   std::optional<std::pair<std::string, std::string>> separators;
   if (p[2] && !p[2]->is_none()) {
@@ -385,7 +394,7 @@ Value f_indent(const Value& v, const CallArgs& a) {
   auto p = a.bind("indent", Params{"width", "first", "blank"});
   std::string pad;
   if (p[0] && p[0]->is_string()) pad = p[0]->as_string();
-  else pad = std::string(static_cast<size_t>(std::max<int64_t>(0, int_arg(p[0], 4, "indent width"))), ' ');
+  else pad = std::string(static_cast<size_t>(width_arg(p[0], 4, "indent width")), ' ');
   const bool first = p[1] && p[1]->truthy();
   const bool blank = p[2] && p[2]->truthy();
   const std::string s = to_str(v);

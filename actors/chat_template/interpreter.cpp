@@ -104,9 +104,39 @@ std::string Interpreter::render_in_new_scope(const Body& body, std::vector<std::
   return out;
 }
 
+void Interpreter::spend(const ast::Position& pos) {
+  if (++steps_ > kMaxSteps) {
+    throw TemplateError("the template does too much work (more than " + std::to_string(kMaxSteps) +
+                            " steps in one render)",
+                        pos.line, pos.column);
+  }
+}
+
+Value Interpreter::checked_size(Value value, const ast::Position& pos) {
+  // Making a value costs steps by its size too, so that the text and items a render makes in all
+  // (not only its largest value) stay bounded: 1 step per 128 bytes, per 16 items.
+  if (value.is_string()) steps_ += static_cast<int64_t>(value.as_string().size() / 128);
+  if (value.is_list()) steps_ += static_cast<int64_t>(value.as_list().size() / 16);
+  spend(pos);
+  if (value.is_string() && value.as_string().size() > kMaxText) {
+    throw TemplateError("a string of the template grew past " + std::to_string(kMaxText >> 20) + " MiB", pos.line,
+                        pos.column);
+  }
+  if (value.is_list() && value.as_list().size() > kMaxItems) {
+    throw TemplateError("a list of the template grew past " + std::to_string(kMaxItems) + " items", pos.line,
+                        pos.column);
+  }
+  return value;
+}
+
 Interpreter::Flow Interpreter::render_body(const Body& body, std::string& out) {
   for (const auto& stmt : body) {
+    spend(stmt->pos);
     const Flow flow = render_stmt(*stmt, out);
+    if (out.size() > kMaxText) {
+      throw TemplateError("the rendered text grew past " + std::to_string(kMaxText >> 20) + " MiB", stmt->pos.line,
+                          stmt->pos.column);
+    }
     if (flow != Flow::Normal) return flow;
   }
   return Flow::Normal;
@@ -175,6 +205,7 @@ Interpreter::Flow Interpreter::render_for(const For& node, std::string& out) {
   if (node.filter) {  // the loop's `if` filters first, so loop.length and loop.last count what remains
     List kept;
     for (const auto& item : items) {
+      spend(node.pos);
       Frame frame;
       frame.parent = outer;
       bind_targets(frame, item);
@@ -186,6 +217,7 @@ Interpreter::Flow Interpreter::render_for(const For& node, std::string& out) {
     items = std::move(kept);
   }
   for (size_t i = 0; i < items.size(); ++i) {
+    spend(node.pos);
     Frame frame;  // fresh each iteration: a {% set %} in the body does not survive it
     frame.parent = outer;
     bind_targets(frame, items[i]);
@@ -257,8 +289,9 @@ Value Interpreter::apply_filter(const Filter& node, const Value& operand) {
 }
 
 Value Interpreter::eval(const Expr& expr) {
+  spend(expr.pos);
   try {
-    return eval_inner(expr);
+    return checked_size(eval_inner(expr), expr.pos);
   } catch (const EvalError& e) {
     throw TemplateError(e.what(), expr.pos.line, expr.pos.column);
   }

@@ -3,6 +3,8 @@
 // template's top-level variables). One Interpreter is one render; the syntax tree is shared.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -48,7 +50,20 @@ class Interpreter {
   bool eval_compare(const ast::Compare& node);
   Value apply_filter(const ast::Filter& node, const Value& operand);
 
+  // A render is bounded in work and in text, so that no template (a model's, or a request's under
+  // --trust-request-chat-template) can hang or exhaust the tokenizer stage: each statement,
+  // expression and loop iteration is a step, and no string (the output included) may pass
+  // kMaxText bytes nor a list kMaxItems items; making a value costs steps by its size. Real
+  // templates take thousands of steps (tens of thousands for a thousand messages) and render
+  // kilobytes; a conversation at the context limit stays far inside both.
+  static constexpr int64_t kMaxSteps = 2'000'000;
+  static constexpr size_t kMaxText = size_t{64} << 20;
+  static constexpr size_t kMaxItems = size_t{1} << 22;
+  void spend(const ast::Position& pos);
+  Value checked_size(Value value, const ast::Position& pos);
+
   static constexpr int kMaxCallDepth = 100;
+  int64_t steps_ = 0;
   Frame root_;
   Frame* frame_ = &root_;
   int call_depth_ = 0;

@@ -28,8 +28,21 @@ const char* symbol(ast::Binary::Op op) {
 }
 
 Value repeat(const Value& sequence, int64_t times) {
-  const size_t unit = sequence.is_string() ? sequence.as_string().size() : sequence.as_list().size();
-  if (times > 0 && unit > 0 && static_cast<uint64_t>(times) > (uint64_t{1} << 26) / unit)
+  // The result's size is bounded before it is made (64 MiB of text, 4M items, the text of a
+  // list's strings included), so that no repetition exhausts memory on its way to the
+  // interpreter's size check.
+  size_t unit = 0, items = 0;
+  if (sequence.is_string()) {
+    unit = sequence.as_string().size();
+  } else {
+    items = sequence.as_list().size();
+    for (const auto& item : sequence.as_list())
+      if (item.is_string()) unit += item.as_string().size();
+  }
+  const auto too_many = [&](size_t per_time, uint64_t limit) {
+    return times > 0 && per_time > 0 && static_cast<uint64_t>(times) > limit / per_time;
+  };
+  if (too_many(unit, uint64_t{1} << 26) || too_many(items, uint64_t{1} << 22))
     throw EvalError("repetition too large for a template (" + std::to_string(times) + " times)");
   if (sequence.is_string()) {
     std::string out;

@@ -146,6 +146,20 @@ TEST(Errors, RunawayTemplatesFailCleanly) {
   EXPECT_THROW(render("{{ 2 ** 64 }}"), TemplateError);  // Python would give a big int; we refuse, not wrap
   EXPECT_THROW(render("{{ 9223372036854775807 + 1 }}"), TemplateError);
   EXPECT_EQ(render("{{ 1 ** 1000000000000000000 }} {{ 2 ** 62 }} {{ (-3) ** 3 }}"), "1 4611686018427387904 -27");
+  // Work and size are bounded per render (interpreter.h): nested loops, a string doubled in a
+  // loop, a list of big strings repeated, huge indents, and Jinja's sandbox range limit.
+  EXPECT_NE(error_of("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}").message().find(
+                "too much work"),
+            std::string::npos);
+  EXPECT_THROW(render("{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"),
+               TemplateError);
+  EXPECT_NE(error_of("{{ 'x' * 60000000 ~ 'y' * 10000000 }}").message().find("MiB"), std::string::npos);
+  EXPECT_THROW(render("{{ ['" + std::string(1000, 'y') + "'] * 100000 }}"), TemplateError);
+  EXPECT_THROW(render("{{ 'a' | indent(1000000000) }}"), TemplateError);
+  EXPECT_THROW(render("{{ {} | tojson(indent=1000000000) }}"), TemplateError);
+  EXPECT_THROW(render("{{ range(100001) | length }}"), TemplateError);
+  EXPECT_EQ(render("{{ range(100000) | length }}"), "100000");
+  EXPECT_EQ(render("{{ 'ab' * 3 }}{{ (['a'] * 2) | length }}{{ 'a' | indent(8, true) }}"), "ababab2        a");
   EXPECT_EQ(render(std::string(30, '(') + "1" + std::string(30, ')') + "{{ " + std::string(30, '(') + "2" +
                    std::string(30, ')') + " }}"),
             std::string(30, '(') + "1" + std::string(30, ')') + "2");
