@@ -41,8 +41,9 @@ Value missing_attribute(const Value& object, const std::string& name) {
   return Value::undefined(object_name(object) + " has no attribute '" + name + "'");
 }
 
+// Digits only, few enough for an int64 (a longer run names no element anyway).
 bool is_integer_text(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // Index into a sequence of n elements, Python style; nullopt when out of range.
@@ -160,6 +161,9 @@ List iterate(const Value& iterable) {
       List chars;
       const std::string& s = iterable.as_string();
       for (size_t pos = 0; pos < s.size();) {
+        if (chars.size() >= kMaxTemplateItems) {
+          throw EvalError("a string of more than " + std::to_string(kMaxTemplateItems) + " characters is too long to iterate");
+        }
         const size_t start = pos;
         utf8::next(s, pos);
         chars.emplace_back(s.substr(start, pos - start));
@@ -167,6 +171,12 @@ List iterate(const Value& iterable) {
       return chars;
     }
     default: throw EvalError(object_name(iterable) + " is not iterable");
+  }
+}
+
+void check_text_size(size_t size, const char* what) {
+  if (size > kMaxTemplateText) {
+    throw EvalError(std::string(what) + ": the result would pass " + std::to_string(kMaxTemplateText >> 20) + " MiB");
   }
 }
 

@@ -47,6 +47,14 @@ int64_t length_of(const Value& v);
 // error) when `self` has no method `name`.
 Value find_method(const Value& self, const std::string& name);
 
+// The largest string and list a template may make (Interpreter checks every value against them);
+// a builtin whose result can be far larger than its inputs (join, replace, a string's
+// characters) checks as it builds, so that no single call exhausts memory first.
+inline constexpr size_t kMaxTemplateText = size_t{64} << 20;
+inline constexpr size_t kMaxTemplateItems = size_t{1} << 22;
+// Throws EvalError when a result of `size` bytes passes kMaxTemplateText.
+void check_text_size(size_t size, const char* what);
+
 // Python str.replace(old, new, count): count < 0 replaces all; an empty `old` inserts between characters.
 std::string python_replace(const std::string& s, const std::string& old_text, const std::string& new_text, int64_t count);
 

@@ -82,6 +82,12 @@ void Interpreter::Frame::set(const std::string& name, Value value) {
 
 Interpreter::Interpreter(Dict context) { root_.vars = std::move(context.entries); }
 
+Interpreter::~Interpreter() {
+  for (const auto& weak : assigned_namespaces_) {
+    if (auto ns = weak.lock()) ns->attributes.entries.clear();
+  }
+}
+
 std::string Interpreter::render(const Body& program) {
   std::string out;
   render_body(program, out);
@@ -257,7 +263,9 @@ void Interpreter::assign(const Target& target, Value value) {
                             "': it is not a namespace() object",
                         target.pos.line, target.pos.column);
   }
-  object->as_namespace().attributes.set(*target.attribute, std::move(value));
+  const std::shared_ptr<Namespace>& ns = object->namespace_handle();
+  if (assigned_seen_.insert(ns.get()).second) assigned_namespaces_.push_back(ns);
+  ns->attributes.set(*target.attribute, std::move(value));
 }
 
 Value Interpreter::lookup(const std::string& name) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,11 @@ class Interpreter {
  public:
   // `context`: the template's variables (messages, add_generation_prompt, bos_token, ...).
   explicit Interpreter(Dict context);
+  // Empties the namespaces the render assigned into: `{% set ns.me = ns %}` makes a cycle of
+  // shared pointers that would otherwise outlive the render.
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   std::string render(const ast::Body& program);
 
@@ -57,13 +63,15 @@ class Interpreter {
   // templates take thousands of steps (tens of thousands for a thousand messages) and render
   // kilobytes; a conversation at the context limit stays far inside both.
   static constexpr int64_t kMaxSteps = 2'000'000;
-  static constexpr size_t kMaxText = size_t{64} << 20;
-  static constexpr size_t kMaxItems = size_t{1} << 22;
+  static constexpr size_t kMaxText = kMaxTemplateText;
+  static constexpr size_t kMaxItems = kMaxTemplateItems;
   void spend(const ast::Position& pos);
   Value checked_size(Value value, const ast::Position& pos);
 
   static constexpr int kMaxCallDepth = 100;
   int64_t steps_ = 0;
+  std::vector<std::weak_ptr<Namespace>> assigned_namespaces_;
+  std::unordered_set<const Namespace*> assigned_seen_;
   Frame root_;
   Frame* frame_ = &root_;
   int call_depth_ = 0;

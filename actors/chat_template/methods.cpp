@@ -232,6 +232,7 @@ Value s_join(const Value& self, const CallArgs& a) {
     if (!item.is_string()) throw EvalError("sequence item: expected str instance, " + type_name(item) + " found");
     if (!first) out += self.as_string();
     first = false;
+    check_text_size(out.size() + item.as_string().size() + self.as_string().size(), "join");
     out += item.as_string();
   }
   return Value(std::move(out));
@@ -265,6 +266,11 @@ Value s_format(const Value& self, const CallArgs& a) {
     if (field.find_first_of(":!.[") != std::string::npos) throw EvalError("unsupported construct: format field '{" + field + "}'");
     const Value* value = nullptr;
     if (field.empty() || std::isdigit(static_cast<unsigned char>(field[0]))) {
+      // A field of digits only (Python's rule; std::stoul alone would take "0x" and throw on
+      // a number past size_t).
+      if (field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos) {
+        throw EvalError("unsupported construct: format field '{" + field + "}'");
+      }
       const size_t index = field.empty() ? auto_index++ : std::stoul(field);
       if (index >= a.positional.size()) throw EvalError("format index " + std::to_string(index) + " out of range");
       value = &a.positional[index];
@@ -273,7 +279,9 @@ Value s_format(const Value& self, const CallArgs& a) {
         if (key == field) value = &v;
       if (!value) throw EvalError("format has no argument named '" + field + "'");
     }
-    out += to_str(*value);
+    const std::string text = to_str(*value);
+    check_text_size(out.size() + text.size(), "format");
+    out += text;
     i = close;
   }
   return Value(std::move(out));
@@ -392,6 +400,7 @@ std::string python_replace(const std::string& s, const std::string& old_text, co
   if (old_text.empty()) {  // inserts `new` before every character and at the end
     size_t pos = 0;
     while (pos < s.size()) {
+      check_text_size(out.size() + new_text.size() + 4, "replace");
       if (count-- != 0) out += new_text;
       const size_t start = pos;
       utf8::next(s, pos);
@@ -404,6 +413,7 @@ std::string python_replace(const std::string& s, const std::string& old_text, co
   while (count != 0) {
     const size_t at = s.find(old_text, start);
     if (at == std::string::npos) break;
+    check_text_size(out.size() + (at - start) + new_text.size(), "replace");
     out.append(s, start, at - start);
     out += new_text;
     start = at + old_text.size();

@@ -123,7 +123,8 @@ std::shared_ptr<const Tokenizer> Tokenizer::from_json(std::string_view json, con
   tables.origin = origin;
   try {
     root = parse_extracting_tables(json, tables);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // A parse error, or a number the parser cannot hold (out_of_range: "1e999").
     throw TokenizerError(origin + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) throw TokenizerError(origin + ": a tokenizer.json must be a JSON object");

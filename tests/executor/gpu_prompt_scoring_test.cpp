@@ -91,7 +91,10 @@ TEST(GpuPromptScoring, CudaAgreesWithCpu) {
   int same_top = 0;
   for (size_t i = 0; i < 40; ++i) {
     EXPECT_NEAR(on_gpu.logprobs[i], on_cpu.logprobs[i], 0.05) << "position " << i + 1;
-    EXPECT_LE(std::abs(on_gpu.ranks[i] - on_cpu.ranks[i]), 2) << "position " << i + 1;
+    // A random model's logits are nearly tied: bf16 rounding reorders the tokens around the
+    // scored one, so its rank moves by a few places (up to 4 seen on an H200); a scoring of the
+    // wrong position would move it across the vocabulary.
+    EXPECT_LE(std::abs(on_gpu.ranks[i] - on_cpu.ranks[i]), 8) << "position " << i + 1;
     same_top += on_gpu.top_logprobs[i][0].token == on_cpu.top_logprobs[i][0].token;
   }
   EXPECT_GE(same_top, 36);  // bf16 may swap near ties
