@@ -1,5 +1,6 @@
-// Real chat templates (Llama-3 and Qwen3 from their tokenizer_config.json, and four templates of
-// other well-known styles in tests/data/chat_template/templates, llama31_style with tools) render every conversation of
+// Real chat templates (Llama-3 and Qwen3 from their tokenizer_config.json, Meta's Llama 3.1 template
+// in tests/data/chat_template/templates/llama31, and four templates of other well-known styles in
+// tests/data/chat_template/templates, llama31_style with tools) render every conversation of
 // conversations.json exactly as the references do:
 //   jinja2_ref/: plain Jinja2 in transformers' configuration (make_chat_refs.py --jinja2), and
 //   ref/:        transformers' apply_chat_template itself (make_chat_refs.py, run where
@@ -35,7 +36,8 @@ size_t compare_with_reference(const TokenizerChatConfig& config, const std::file
       ADD_FAILURE() << "conversation '" << name << "' is not in conversations.json";
       continue;
     }
-    ordered_json extra = ordered_json::object();
+    // The variables a request's chat_template_kwargs would add (make_chat_refs.py --template-kwargs).
+    ordered_json extra = row.contains("template_kwargs") ? row["template_kwargs"] : ordered_json::object();
     if (!row["enable_thinking"].is_null()) extra["enable_thinking"] = row["enable_thinking"];
     if (it->second.contains("tools")) extra["tools"] = it->second["tools"];
     const bool add_generation_prompt = row["add_generation_prompt"].get<bool>();
@@ -59,7 +61,7 @@ void check_jinja2_reference(const std::filesystem::path& config_dir, const std::
   const auto ref = testing::source_path("tests/data/chat_template/jinja2_ref/" + name + ".jsonl");
   ASSERT_TRUE(std::filesystem::exists(ref))
       << "missing " << ref << ": run python3 tools/fixtures/make_chat_refs.py --jinja2 " << config_dir.string()
-      << " tests/data/chat_template/jinja2_ref";
+      << " tests/data/chat_template/jinja2_ref --name " << name;
   const auto config = TokenizerChatConfig::load(config_dir.string());
   // Every conversation, in its 6 variants (add_generation_prompt x enable_thinking).
   EXPECT_EQ(compare_with_reference(config, ref), 6 * conversations_by_name().size());
@@ -87,6 +89,23 @@ TEST(Jinja2Reference, Llama31StyleTools) {
   check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/llama31_style"), "llama31_style");
 }
 
+// Meta's own template: tools in the first user message, "Environment: ipython", results as JSON
+// text in ipython turns, and an error for more than one call in a message.
+TEST(Jinja2Reference, Llama31) {
+  check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/llama31"), "llama31");
+}
+
+// Its chat_template_kwargs: tools_in_user_message false puts the tools in the system message.
+TEST(Jinja2Reference, Llama31ToolsInSystemMessage) {
+  check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/llama31"), "llama31_tools_in_system");
+}
+
+// builtin_tools and date_string: a "Tools:" line, a call of a built-in tool as <|python_tag|>
+// name.call(arg="value") (the items filter), <|eom_id|> after calls.
+TEST(Jinja2Reference, Llama31BuiltinTools) {
+  check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/llama31"), "llama31_builtin_tools");
+}
+
 TEST(Jinja2Reference, ChatmlKitchenSink) {
   check_jinja2_reference(testing::source_path("tests/data/chat_template/templates/chatml_kitchen"), "chatml_kitchen");
 }
@@ -107,6 +126,33 @@ void check_transformers_reference(const std::string& model) {
 
 TEST(TransformersReference, Llama3) { check_transformers_reference("llama3"); }
 TEST(TransformersReference, Qwen3) { check_transformers_reference("qwen3"); }
+
+// Meta's Llama 3.1 template on Llama-3's tokenizer, as made with transformers by
+//   make_chat_refs.py tests/data/tokenizers/llama3 tests/data/chat_template/ref
+//       --config tests/data/chat_template/templates/llama31 --name NAME [--template-kwargs JSON]
+// (the kwargs of each NAME are those of its jinja2_ref file). The references are made where
+// transformers is installed; until one is there its test says how to make it and is skipped.
+void check_llama31_transformers_reference(const std::string& name, const std::string& template_kwargs) {
+  ZINFER_REQUIRE_TOKENIZER("llama3");
+  const auto ref = testing::source_path("tests/data/chat_template/ref/" + name + ".jsonl");
+  if (!std::filesystem::exists(ref)) {
+    GTEST_SKIP() << "missing " << ref << ": on a machine with transformers run\n  python3 tools/fixtures/make_chat_refs.py "
+                 << "tests/data/tokenizers/llama3 tests/data/chat_template/ref --config "
+                 << "tests/data/chat_template/templates/llama31 --name " << name
+                 << (template_kwargs.empty() ? "" : " --template-kwargs '" + template_kwargs + "'");
+  }
+  const auto config = TokenizerChatConfig::load(testing::source_path("tests/data/chat_template/templates/llama31").string());
+  EXPECT_EQ(compare_with_reference(config, ref), 6 * conversations_by_name().size());
+}
+
+TEST(TransformersReference, Llama31) { check_llama31_transformers_reference("llama31", ""); }
+TEST(TransformersReference, Llama31ToolsInSystemMessage) {
+  check_llama31_transformers_reference("llama31_tools_in_system", R"({"tools_in_user_message": false})");
+}
+TEST(TransformersReference, Llama31BuiltinTools) {
+  check_llama31_transformers_reference("llama31_builtin_tools",
+                                       R"({"builtin_tools": ["brave_search", "wolfram_alpha"], "date_string": "01 Nov 2026"})");
+}
 
 }  // namespace
 }  // namespace zinfer::chat

@@ -26,7 +26,6 @@ the regexes bound a repetition that a required character follows. What the outpu
 the grammar's doing: every token is sampled among those the mask leaves."""
 
 import concurrent.futures
-import datetime
 import json
 import os
 import random
@@ -37,63 +36,14 @@ import time
 
 sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (GENERATE_REQUEST, Server, TestFailure, ZmqClient, check, check_equal,  # noqa: E402
+from e2e_common import (GENERATE_REQUEST, Server, ZmqClient, check, check_equal,  # noqa: E402
                         check_openai_error, log, main_wrapper, parse_args, post_json, stream_request)
-
-import jsonschema  # noqa: E402  (Debian's python3-jsonschema)
+from structured_common import THINK_END, eos_bias, json_bias, validate  # noqa: E402
 
 N = 4
-EOS = 151645        # the default model's (Qwen3's) <|im_end|>
-THINK_END = 151668  # </think>
 MAX_TOKENS = 400
 CONCURRENCY = 8
 SEED = 19
-
-# ---- the reference validator ---------------------------------------------------------------------
-
-_RFC3339_TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$")
-
-
-def _is_time(text):
-    return not isinstance(text, str) or bool(_RFC3339_TIME.match(text))
-
-
-def _is_date_time(text):
-    if not isinstance(text, str):
-        return True
-    date, sep, time_part = text.partition("T")
-    if not sep or not _is_time(time_part):
-        return False
-    try:
-        datetime.date.fromisoformat(date)
-        return len(date) == 10
-    except ValueError:
-        return False
-
-
-def format_checker():
-    """jsonschema's checkers; time and date-time need rfc3339-validator, which Debian's package does
-    not pull in, so those two are RFC 3339 checks written here."""
-    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
-    checker.checks("time")(_is_time)
-    checker.checks("date-time")(_is_date_time)
-    return checker
-
-
-FORMATS = format_checker()
-
-
-def validate(schema, text, what):
-    try:
-        value = json.loads(text)
-    except ValueError as e:
-        raise TestFailure(f"{what}: the output is not JSON ({e}): {text!r}")
-    errors = sorted(jsonschema.Draft202012Validator(schema, format_checker=FORMATS).iter_errors(value), key=str)
-    if errors:
-        raise TestFailure(f"{what}: the output {text!r} does not validate: {errors[0].message} "
-                          f"(at {list(errors[0].absolute_path)}); schema {json.dumps(schema)}")
-    return value
-
 
 # ---- the schema generator ------------------------------------------------------------------------
 
@@ -255,21 +205,11 @@ def schema_cases(source_dir):
 
 # ---- requests ------------------------------------------------------------------------------------
 
-def token_ids(model_dir, texts):
-    with open(os.path.join(model_dir, "tokenizer.json"), encoding="utf-8") as f:
-        vocab = json.load(f)["model"]["vocab"]
-    # GPT-2's byte map leaves printable ASCII as it is.
-    return [vocab[t] for t in texts if t in vocab]
-
-
 class Client:
     def __init__(self, server, model_dir):
         self.port = server.port
-        # '"' ends a string; '@' and '.' are what an email's parts wait for (format email).
-        closing = {t: 10 for t in token_ids(model_dir, ['"', '"}', '"]', '",', "@", "."])}
-        closing.update({t: 4 for t in token_ids(model_dir, ["}", "]", "},", "],"])})
-        self.json_bias = {str(t): b for t, b in closing.items()}
-        self.eos_bias = {str(EOS): 8}
+        self.json_bias = json_bias(model_dir)
+        self.eos_bias = eos_bias()
 
     def body(self, i, chat, extra, bias):
         body = {"max_tokens": MAX_TOKENS, "n": N, "temperature": 1.0, "seed": 1000 + i, "logit_bias": bias}

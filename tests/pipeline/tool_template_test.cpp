@@ -77,6 +77,11 @@ TEST(ToolTemplate, Llama3RendersToolHistoriesAsTransformersDoes) { check_model("
 TEST(ToolTemplate, Llama31StyleRendersToolsAndCallsAsJinja2Does) {
   check_model("llama3", "tests/data/chat_template/templates/llama31_style", "llama31_style");
 }
+// Meta's own Llama 3.1 template tests `'tool_calls' in message` and renders the arguments with
+// tojson: a message without calls must have no tool_calls key, the arguments must arrive as objects.
+TEST(ToolTemplate, MetaLlama31RendersToolsAndCallsAsJinja2Does) {
+  check_model("llama3", "tests/data/chat_template/templates/llama31", "llama31");
+}
 
 TEST(ToolTemplate, CallsReachTheTemplateInTransformersShape) {
   protocol::ChatMessage assistant;
