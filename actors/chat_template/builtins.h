@@ -50,8 +50,8 @@ Value find_method(const Value& self, const std::string& name);
 // The largest string and list a template may make (Interpreter checks every value against them);
 // a builtin whose result can be far larger than its inputs (join, replace, a string's
 // characters) checks as it builds, so that no single call exhausts memory first.
-inline constexpr size_t kMaxTemplateText = size_t{64} << 20;
-inline constexpr size_t kMaxTemplateItems = size_t{1} << 22;
+inline constexpr size_t kMaxTemplateText = size_t{16} << 20;
+inline constexpr size_t kMaxTemplateItems = size_t{1} << 20;
 // Throws EvalError when a result of `size` bytes passes kMaxTemplateText.
 void check_text_size(size_t size, const char* what);
 

@@ -62,7 +62,7 @@ class Interpreter {
   // kMaxText bytes nor a list kMaxItems items; making a value costs steps by its size. Real
   // templates take thousands of steps (tens of thousands for a thousand messages) and render
   // kilobytes; a conversation at the context limit stays far inside both.
-  static constexpr int64_t kMaxSteps = 2'000'000;
+  static constexpr int64_t kMaxSteps = 1'000'000;
   static constexpr size_t kMaxText = kMaxTemplateText;
   static constexpr size_t kMaxItems = kMaxTemplateItems;
   void spend(const ast::Position& pos);

@@ -28,9 +28,9 @@ const char* symbol(ast::Binary::Op op) {
 }
 
 Value repeat(const Value& sequence, int64_t times) {
-  // The result's size is bounded before it is made (64 MiB of text, 4M items, the text of a
-  // list's strings included), so that no repetition exhausts memory on its way to the
-  // interpreter's size check.
+  // The result's size is bounded before it is made (kMaxTemplateText of text, the text of a
+  // list's strings included, and kMaxTemplateItems items), so that no repetition exhausts memory
+  // on its way to the interpreter's size check.
   size_t unit = 0, items = 0;
   if (sequence.is_string()) {
     unit = sequence.as_string().size();
@@ -42,7 +42,7 @@ Value repeat(const Value& sequence, int64_t times) {
   const auto too_many = [&](size_t per_time, uint64_t limit) {
     return times > 0 && per_time > 0 && static_cast<uint64_t>(times) > limit / per_time;
   };
-  if (too_many(unit, uint64_t{1} << 26) || too_many(items, uint64_t{1} << 22))
+  if (too_many(unit, kMaxTemplateText) || too_many(items, kMaxTemplateItems))
     throw EvalError("repetition too large for a template (" + std::to_string(times) + " times)");
   if (sequence.is_string()) {
     std::string out;

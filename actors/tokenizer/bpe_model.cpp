@@ -36,6 +36,10 @@ BpeModel::BpeModel(StringIdMap vocab, const std::vector<std::pair<std::string, s
   int32_t max_id = -1;
   for (const auto& [token, id] : vocab_) {
     if (id < 0) throw TokenizerError(origin + ": negative id " + std::to_string(id) + " for token '" + token + "'");
+    if (id > kMaxTokenId) {
+      throw TokenizerError(origin + ": id " + std::to_string(id) + " of token '" + token + "' is past the largest supported (" +
+                           std::to_string(kMaxTokenId) + ")");
+    }
     max_id = std::max(max_id, id);
   }
   id_to_token_.resize(static_cast<size_t>(max_id + 1));

@@ -20,6 +20,12 @@ class TokenizerError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest token id a tokenizer.json may use. Tables are indexed by id (the model's tokens,
+// vocab_size() = the largest id + 1, and downstream the grammar's and the sampler's per-token
+// arrays), so a stray huge id must be refused rather than allocated; real vocabularies stay
+// under 300,000.
+inline constexpr int32_t kMaxTokenId = (1 << 22) - 1;
+
 class Tokenizer {
  public:
   // PATH is a tokenizer.json or a folder holding one. Throws TokenizerError naming the file and

@@ -104,6 +104,10 @@ std::vector<AddedToken> read_added_tokens(const nlohmann::json& root, const std:
   for (const auto& t : root["added_tokens"]) {
     AddedToken a;
     a.id = t.at("id").get<int32_t>();
+    if (a.id < 0 || a.id > kMaxTokenId) {
+      throw TokenizerError(origin + ": added token id " + std::to_string(a.id) + " is outside [0, " +
+                           std::to_string(kMaxTokenId) + "]");
+    }
     a.content = t.at("content").get<std::string>();
     a.single_word = t.value("single_word", false);
     a.lstrip = t.value("lstrip", false);
