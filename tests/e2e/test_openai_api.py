@@ -49,9 +49,17 @@ def completions_non_stream(server, ref, prompt_tokens):
     check_equal(choice["text"], ref["text"], "HTTP completions text vs zinfer generate")
     check_equal(choice["finish_reason"], "length", "completions finish_reason")
     lp = choice["logprobs"]
-    check_equal(lp["tokens"], [f"token_id:{t}" for t in ref["token_ids"]], "completions logprobs tokens")
+    # vLLM's form: each token as its text (whole characters here), so they join into the text.
+    check_equal("".join(lp["tokens"]), ref["text"], "completions logprobs tokens, joined")
+    check_equal(len(lp["tokens"]), len(ref["token_ids"]), "completions logprobs tokens")
     check_logprobs_close(lp["token_logprobs"], ref["logprobs"], "completions logprobs")
     check_usage(body["usage"], prompt_tokens, MAX_TOKENS, "completions")
+    status, as_ids = post_json(server.port, "/v1/completions", {
+        "model": server.model_name, "prompt": PROMPT, "max_tokens": MAX_TOKENS, "temperature": 0,
+        "ignore_eos": True, "logprobs": 1, "return_tokens_as_token_ids": True})
+    check_equal(status, 200, f"/v1/completions with return_tokens_as_token_ids (body {as_ids!r})")
+    check_equal(as_ids["choices"][0]["logprobs"]["tokens"], [f"token_id:{t}" for t in ref["token_ids"]],
+                "completions logprobs tokens with return_tokens_as_token_ids")
     log("completions (non-stream): identical to zinfer generate")
 
 
@@ -98,7 +106,7 @@ def chat(server):
     messages = [{"role": "user", "content": PROMPT}]
     status, body = post_json(server.port, "/v1/chat/completions", {
         "model": server.model_name, "messages": messages, "max_tokens": MAX_TOKENS, "temperature": 0,
-        "ignore_eos": True, "logprobs": True})
+        "ignore_eos": True, "logprobs": True, "return_tokens_as_token_ids": True})
     check_equal(status, 200, f"/v1/chat/completions status (body {body!r})")
     check_equal(body.get("object"), "chat.completion", "chat object")
     check(str(body.get("id", "")).startswith("chatcmpl-"), f"chat id {body.get('id')!r}")
