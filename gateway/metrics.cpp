@@ -128,7 +128,7 @@ std::string Metrics::render(const protocol::Stats& stats, int64_t in_flight, con
   sample(out, "zinfer_num_requests_running", stats.running);
   header(out, "zinfer_num_requests_waiting", "gauge", "Requests waiting to be scheduled.");
   sample(out, "zinfer_num_requests_waiting", stats.waiting);
-  header(out, "zinfer_num_requests_swapped", "gauge", "Requests preempted to host memory.");
+  header(out, "zinfer_num_requests_swapped", "gauge", "Sequences (samples of requests) preempted to host memory.");
   sample(out, "zinfer_num_requests_swapped", stats.swapped);
   header(out, "zinfer_gateway_requests_in_flight", "gauge", "Requests accepted by the gateway and not yet finished.");
   sample(out, "zinfer_gateway_requests_in_flight", static_cast<double>(in_flight));
@@ -179,7 +179,7 @@ std::string Metrics::render(const protocol::Stats& stats, int64_t in_flight, con
   };
   gauge("vllm:num_requests_running", "Number of requests in model execution batches.", stats.running);
   gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", stats.waiting);
-  gauge("vllm:num_requests_swapped", "Number of requests swapped to CPU.", stats.swapped);
+  gauge("vllm:num_requests_swapped", "Number of sequences swapped to CPU (zinfer counts each sample of a request).", stats.swapped);
   gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", stats.kv_usage);
   gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", stats.kv_usage);
   gauge("vllm:gpu_prefix_cache_hit_rate", "GPU prefix cache block hit rate.", stats.prefix_hit_rate);
