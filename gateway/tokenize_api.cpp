@@ -6,6 +6,7 @@
 
 #include "gateway/api_error.h"
 #include "gateway/openai_request.h"
+#include "gateway/tool_request.h"
 
 namespace zinfer::gateway {
 namespace {
@@ -62,11 +63,15 @@ protocol::TokenizeRequest parse_tokenize_body(std::string_view text, const HttpO
   protocol::TokenizeRequest out;
   if (given(body, "messages")) {
     check_fields(body, {"model", "messages", "add_generation_prompt", "add_special_tokens", "return_token_strs",
-                        "chat_template_kwargs"},
-                 {"continue_final_message", "chat_template", "tools", "mm_processor_kwargs"});
+                        "chat_template_kwargs", "continue_final_message", "chat_template", "tools"},
+                 {"mm_processor_kwargs"});
     check_model(body, options);
     protocol::GenerateRequest chat;
-    parse_chat_messages(body, chat);
+    parse_chat_messages(body, chat, options.trust_request_chat_template);
+    const nlohmann::ordered_json tools = parse_tools(body, text);
+    if (!tools.empty()) out.tools = tools.dump();
+    out.continue_final_message = chat.continue_final_message;
+    out.chat_template = chat.chat_template;
     out.is_chat = true;
     for (auto& m : chat.messages) out.messages.push_back(std::move(m));
     out.add_generation_prompt = chat.add_generation_prompt;

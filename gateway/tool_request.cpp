@@ -116,17 +116,23 @@ void parse_choice(const json& body, ToolRequest& out) {
 
 }  // namespace
 
+ordered_json parse_tools(const json& body, std::string_view body_text) {
+  ordered_json tools = ordered_json::array();
+  if (const json* given_tools = given(body, "tools")) {
+    if (!given_tools->is_array()) refuse("tools", "must be an array of tools");
+    // The sorted copy of the body loses the client's key order, which the template shows
+    // (`tool | tojson`): read the tools again in order.
+    tools = ordered_json::parse(body_text)["tools"];
+    std::set<std::string> names;
+    for (size_t i = 0; i < tools.size(); ++i) check_tool(tools[i], i, names);
+  }
+  return tools;
+}
+
 ToolRequest parse_tool_request(const json& body, std::string_view body_text, const HttpOptions& options,
                                protocol::GenerateRequest& request) {
   ToolRequest out;
-  if (const json* tools = given(body, "tools")) {
-    if (!tools->is_array()) refuse("tools", "must be an array of tools");
-    // The sorted copy of the body loses the client's key order, which the template shows
-    // (`tool | tojson`): read the tools again in order.
-    out.tools = ordered_json::parse(body_text)["tools"];
-    std::set<std::string> names;
-    for (size_t i = 0; i < out.tools.size(); ++i) check_tool(out.tools[i], i, names);
-  }
+  out.tools = parse_tools(body, body_text);
   if (const json* p = given(body, "parallel_tool_calls")) {
     if (!p->is_boolean()) refuse("parallel_tool_calls", "must be a boolean");
     out.parallel = p->get<bool>();

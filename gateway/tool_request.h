@@ -47,6 +47,11 @@ struct ToolRequest {
 ToolRequest parse_tool_request(const nlohmann::json& body, std::string_view body_text, const HttpOptions& options,
                                protocol::GenerateRequest& request);
 
+// The `tools` of a chat body, checked as parse_tool_request checks them, in the client's key
+// order (read again from `body_text`); an empty array when absent. For /tokenize, which renders
+// the tools without calling any. Throws ApiError naming the field.
+nlohmann::ordered_json parse_tools(const nlohmann::json& body, std::string_view body_text);
+
 // Whether `key` is a tool field of a chat message (tool_calls, tool_call_id, name).
 bool is_message_tool_field(std::string_view key);
 

@@ -358,8 +358,12 @@ struct TokenizeRequest {
   bool return_token_strs = false;     // encode: also each token's string in the vocabulary
   std::vector<int32_t> tokens;        // decode: the ids
   std::string chat_template_kwargs;   // (1.6) as GenerateRequest's
+  std::string tools;                  // (1.6) as GenerateRequest's
+  bool continue_final_message = false;  // (1.6) as GenerateRequest's
+  std::string chat_template;          // (1.6) as GenerateRequest's
   MSGPACK_DEFINE_MAP(request_id, detokenize, prompt, messages, is_chat, add_generation_prompt, enable_thinking,
-                     add_special_tokens, return_token_strs, tokens, chat_template_kwargs);
+                     add_special_tokens, return_token_strs, tokens, chat_template_kwargs, tools,
+                     continue_final_message, chat_template);
 };
 
 // (1.4) tokenizer -> gateway: the answer to a TokenizeRequest.

@@ -193,7 +193,7 @@ std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(cons
     }
     if (req.is_chat) {
       out.tokens = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
-                               req.add_special_tokens == 1, ChatExtras{.chat_template_kwargs = req.chat_template_kwargs});
+                               req.add_special_tokens == 1, ChatExtras{req.continue_final_message, req.chat_template, req.chat_template_kwargs, req.tools});
     } else {
       out.tokens = res.tokenizer->encode(req.prompt, req.add_special_tokens != 0);
     }

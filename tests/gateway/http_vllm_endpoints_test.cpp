@@ -1,4 +1,4 @@
-// vLLM's extra endpoints over a real socket: /tokenize (prompt and messages forms), /detokenize,
+// vLLM's extra endpoints over a real socket: /tokenize (prompt and messages forms, tools), /detokenize,
 // /version, /ping (GET and POST); and vLLM's stop_reason in every choice.
 #include <gtest/gtest.h>
 
@@ -46,6 +46,21 @@ TEST_F(GatewayServerTest, TokenizeMessagesForm) {
   EXPECT_EQ(calls[0].add_special_tokens, 0);  // the chat form's default: the template writes them
 }
 
+// vLLM's chat form also takes tools (rendered by the template, in the client's key order) and
+// continue_final_message; they travel to the tokenizer stage on the TokenizeRequest.
+TEST_F(GatewayServerTest, TokenizeMessagesWithToolsAndAnOpenFinalMessage) {
+  auto r = post_json(port_, "/tokenize",
+                     R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Sure"}],
+                         "add_generation_prompt":false,"continue_final_message":true,
+                         "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto calls = engine_->tokenize_calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_TRUE(calls[0].continue_final_message);
+  EXPECT_EQ(calls[0].tools, R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}])");
+  EXPECT_TRUE(calls[0].chat_template.empty());
+}
+
 TEST_F(GatewayServerTest, TokenizeRefusesWhatItDoesNotDo) {
   auto param_of = [&](const std::string& target, const std::string& body) {
     auto r = post_json(port_, target, body);
@@ -55,8 +70,13 @@ TEST_F(GatewayServerTest, TokenizeRefusesWhatItDoesNotDo) {
   EXPECT_EQ(param_of("/tokenize", R"({"prompt":"a","frobnicate":1})"), "frobnicate");
   EXPECT_EQ(param_of("/tokenize", R"({"messages":[{"role":"user","content":"a"}],"chat_template":"x"})"),
             "chat_template");
-  EXPECT_EQ(param_of("/tokenize", R"({"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function"}]})"),
-            "tools");
+  // A tool without its function is refused as for generation (the param names the tool).
+  EXPECT_EQ(param_of("/tokenize", R"({"messages":[{"role":"user","content":"a"}],"tools":[{"type":"function"}]})")
+                .rfind("tools[0]", 0),
+            0u);
+  EXPECT_EQ(param_of("/tokenize", R"({"messages":[{"role":"user","content":"a"}],"tools":{}})"), "tools");
+  EXPECT_EQ(param_of("/tokenize", R"({"messages":[{"role":"user","content":"a"}],"continue_final_message":true})"),
+            "continue_final_message");  // with add_generation_prompt's default (true), as vLLM
   EXPECT_EQ(param_of("/tokenize", R"({"prompt":7})"), "prompt");
   EXPECT_EQ(param_of("/tokenize", R"({})"), "prompt");
   EXPECT_EQ(param_of("/detokenize", R"({"tokens":[1,-2]})"), "tokens");

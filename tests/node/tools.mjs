@@ -212,6 +212,10 @@ await run({
       }
       const r = await client.chat.completions.create(request);
       checkEqual(r.usage.prompt_tokens, await tokenCount(ref.text), `${name}: the prompt is the reference render`);
+      // vLLM's /tokenize takes the tools too, and renders the same prompt.
+      const viaTokenize = await tokenize({ messages: wire, tools: conv.tools, add_generation_prompt: true });
+      checkEqual(JSON.stringify(viaTokenize), JSON.stringify(await tokenize({ prompt: ref.text, add_special_tokens: false })),
+                 `${name}: /tokenize with tools is the reference render`);
     }
   },
   async autoAnswersWellFormed() {

@@ -88,6 +88,25 @@ TEST(TokenizeAnswers, TokenizeAnswersAgreeWithGeneration) {
   tc.add_special_tokens = 0;
   EXPECT_EQ(std::get<protocol::TokenizeReply>(answer_tokenize(r, tc)).tokens, ids_of(tokenize_request(r, chat)));
 
+  // vLLM's /tokenize takes the chat settings generation takes: tools, continue_final_message and
+  // a request's template; both render the same prompt.
+  chat.messages.push_back({"assistant", "The answer"});
+  chat.add_generation_prompt = false;
+  chat.continue_final_message = true;
+  chat.tools = R"([{"type":"function","function":{"name":"get_weather"}}])";
+  chat.chat_template = "{{ tools | tojson }}\n{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}";
+  tc.messages = chat.messages;
+  tc.add_generation_prompt = false;
+  tc.continue_final_message = true;
+  tc.tools = chat.tools;
+  tc.chat_template = chat.chat_template;
+  const auto with_tools = std::get<protocol::TokenizeReply>(answer_tokenize(r, tc)).tokens;
+  EXPECT_EQ(with_tools, ids_of(tokenize_request(r, chat)));
+  const std::string rendered = r.tokenizer->decode(with_tools, false);
+  EXPECT_NE(rendered.find("get_weather"), std::string::npos) << rendered;
+  // continue_final_message: the prompt ends where the last message's content ends.
+  EXPECT_TRUE(rendered.ends_with("assistant: The answer")) << rendered;
+
   protocol::TokenizeRequest d;
   d.detokenize = true;
   d.tokens = std::get<protocol::TokenizeReply>(answer_tokenize(r, t)).tokens;

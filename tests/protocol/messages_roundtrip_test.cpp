@@ -188,7 +188,15 @@ TEST(ProtocolRoundTrip, TokenizeRequestAndReply) {
   m.add_special_tokens = 1;
   m.return_token_strs = true;
   m.tokens = {4, 5, 2147483647};
+  m.chat_template_kwargs = R"({"a":1})";
+  m.tools = R"([{"type":"function"}])";
+  m.continue_final_message = true;
+  m.chat_template = "{{ 1 }}";
   auto r = roundtrip(m);
+  EXPECT_EQ(r.chat_template_kwargs, m.chat_template_kwargs);
+  EXPECT_EQ(r.tools, m.tools);
+  EXPECT_TRUE(r.continue_final_message);
+  EXPECT_EQ(r.chat_template, m.chat_template);
   EXPECT_EQ(r.request_id, 77u);
   EXPECT_TRUE(r.detokenize);
   EXPECT_EQ(r.prompt, m.prompt);
