@@ -41,11 +41,6 @@ Value missing_attribute(const Value& object, const std::string& name) {
   return Value::undefined(object_name(object) + " has no attribute '" + name + "'");
 }
 
-// Digits only, few enough for an int64 (a longer run names no element anyway).
-bool is_integer_text(const std::string& s) {
-  return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // Index into a sequence of n elements, Python style; nullopt when out of range.
 std::optional<size_t> resolve_index(int64_t index, size_t n) {
   if (index < 0) index += static_cast<int64_t>(n);
@@ -172,6 +167,10 @@ List iterate(const Value& iterable) {
     }
     default: throw EvalError(object_name(iterable) + " is not iterable");
   }
+}
+
+bool is_integer_text(const std::string& s) {
+  return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 void check_text_size(size_t size, const char* what) {

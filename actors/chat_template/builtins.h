@@ -55,6 +55,10 @@ inline constexpr size_t kMaxTemplateItems = size_t{1} << 20;
 // Throws EvalError when a result of `size` bytes passes kMaxTemplateText.
 void check_text_size(size_t size, const char* what);
 
+// Whether `s` is digits only, few enough for an int64: a name or path part that indexes (x.0,
+// attribute="0"); a longer run of digits names no element anyway.
+bool is_integer_text(const std::string& s);
+
 // Python str.replace(old, new, count): count < 0 replaces all; an empty `old` inserts between characters.
 std::string python_replace(const std::string& s, const std::string& old_text, const std::string& new_text, int64_t count);
 

@@ -124,13 +124,10 @@ Value Interpreter::checked_size(Value value, const ast::Position& pos) {
   if (value.is_string()) steps_ += static_cast<int64_t>(value.as_string().size() / 128);
   if (value.is_list()) steps_ += static_cast<int64_t>(value.as_list().size() / 16);
   spend(pos);
-  if (value.is_string() && value.as_string().size() > kMaxText) {
-    throw TemplateError("a string of the template grew past " + std::to_string(kMaxText >> 20) + " MiB", pos.line,
-                        pos.column);
-  }
-  if (value.is_list() && value.as_list().size() > kMaxItems) {
-    throw TemplateError("a list of the template grew past " + std::to_string(kMaxItems) + " items", pos.line,
-                        pos.column);
+  // EvalErrors: eval() gives them the expression's position.
+  if (value.is_string()) check_text_size(value.as_string().size(), "a string of the template");
+  if (value.is_list() && value.as_list().size() > kMaxTemplateItems) {
+    throw EvalError("a list of the template grew past " + std::to_string(kMaxTemplateItems) + " items");
   }
   return value;
 }
@@ -139,9 +136,9 @@ Interpreter::Flow Interpreter::render_body(const Body& body, std::string& out) {
   for (const auto& stmt : body) {
     spend(stmt->pos);
     const Flow flow = render_stmt(*stmt, out);
-    if (out.size() > kMaxText) {
-      throw TemplateError("the rendered text grew past " + std::to_string(kMaxText >> 20) + " MiB", stmt->pos.line,
-                          stmt->pos.column);
+    if (out.size() > kMaxTemplateText) {
+      throw TemplateError("the rendered text grew past " + std::to_string(kMaxTemplateText >> 20) + " MiB",
+                          stmt->pos.line, stmt->pos.column);
     }
     if (flow != Flow::Normal) return flow;
   }

@@ -59,12 +59,10 @@ class Interpreter {
   // A render is bounded in work and in text, so that no template (a model's, or a request's under
   // --trust-request-chat-template) can hang or exhaust the tokenizer stage: each statement,
   // expression and loop iteration is a step, and no string (the output included) may pass
-  // kMaxText bytes nor a list kMaxItems items; making a value costs steps by its size. Real
-  // templates take thousands of steps (tens of thousands for a thousand messages) and render
-  // kilobytes; a conversation at the context limit stays far inside both.
+  // kMaxTemplateText bytes nor a list kMaxTemplateItems items (builtins.h); making a value costs
+  // steps by its size. Real templates take thousands of steps (tens of thousands for a thousand
+  // messages) and render kilobytes; a conversation at the context limit stays far inside both.
   static constexpr int64_t kMaxSteps = 1'000'000;
-  static constexpr size_t kMaxText = kMaxTemplateText;
-  static constexpr size_t kMaxItems = kMaxTemplateItems;
   void spend(const ast::Position& pos);
   Value checked_size(Value value, const ast::Position& pos);
 
