@@ -93,6 +93,12 @@ std::string out_of_vocabulary(const protocol::SamplingParams& s, int32_t vocab) 
   return {};
 }
 
+// A request's own chat settings: GenerateRequest and TokenizeRequest carry the same ones.
+template <class Request>
+ChatExtras chat_extras_of(const Request& r) {
+  return ChatExtras{r.continue_final_message, r.chat_template, r.chat_template_kwargs, r.tools};
+}
+
 }  // namespace
 
 nlohmann::ordered_json chat_template_messages(const std::vector<protocol::ChatMessage>& messages) {
@@ -193,7 +199,7 @@ std::variant<protocol::TokenizeReply, protocol::ErrorReply> answer_tokenize(cons
     }
     if (req.is_chat) {
       out.tokens = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
-                               req.add_special_tokens == 1, ChatExtras{req.continue_final_message, req.chat_template, req.chat_template_kwargs, req.tools});
+                               req.add_special_tokens == 1, chat_extras_of(req));
     } else {
       out.tokens = res.tokenizer->encode(req.prompt, req.add_special_tokens != 0);
     }
@@ -219,9 +225,7 @@ std::variant<protocol::TokenizedRequest, protocol::ErrorReply> tokenize_request(
   try {
     if (req.is_chat) {
       out.prompt_ids = encode_chat(res, req.messages, req.add_generation_prompt, req.enable_thinking,
-                                   req.add_special_tokens == 1,
-                                   ChatExtras{req.continue_final_message, req.chat_template, req.chat_template_kwargs,
-                                              req.tools});
+                                   req.add_special_tokens == 1, chat_extras_of(req));
     } else if (!req.prompt_ids.empty()) {
       out.prompt_ids = req.prompt_ids;
     } else {
