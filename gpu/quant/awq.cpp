@@ -1,5 +1,5 @@
 // AWQ GEMM (dequantize.h): unpack qweight and qzeros along N in AutoAWQ's interleaved nibble
-// order, W[n, k] = scale[k / group_size, n] · (q[k, n] − zero[k / group_size, n]).
+// order: W[n, k] = scale[k / group_size, n] · (q[k, n] − zero[k / group_size, n]) as an IntWeight.
 #include <string>
 
 #include "gpu/quant/dequantize.h"
@@ -11,7 +11,7 @@ namespace {
 constexpr int32_t kNibbleOf[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 }  // namespace
 
-DenseWeight dequantize_awq(const QuantConfig& c, const QuantizedTensors& t) {
+IntWeight unpack_awq(const QuantConfig& c, const QuantizedTensors& t) {
   const TensorView& qweight = require_2d(t.qweight, "qweight");
   const TensorView& qzeros = require_2d(t.qzeros, "qzeros");
   const TensorView& scales = require_2d(t.scales, "scales");
@@ -23,30 +23,39 @@ DenseWeight dequantize_awq(const QuantConfig& c, const QuantizedTensors& t) {
   const int64_t group_size = c.group_size == -1 ? K : c.group_size;
   require_shape(qzeros, {groups, words});
   require_shape(scales, {groups, N});
-  const std::vector<float> scale = scales_to_float(scales);
+  std::vector<float> scale = scales_to_float(scales);
 
-  DenseWeight w{N, K, std::vector<float>(static_cast<size_t>(N * K))};
+  IntWeight w;
+  w.rows = N, w.cols = K, w.bits = 4, w.groups = groups, w.group_size = group_size;
+  w.q.resize(static_cast<size_t>(N * K));
+  w.zero.resize(static_cast<size_t>(groups * N));
   for (int64_t k = 0; k < K; ++k) {
     const int64_t g = k / group_size;
     for (int64_t j = 0; j < words; ++j) {
       const int32_t qword = int32_at(qweight, k * words + j), zword = int32_at(qzeros, g * words + j);
       for (int32_t col = 0; col < 8; ++col) {
         const int64_t n = j * 8 + col;
-        const int32_t q = field_of(qword, kNibbleOf[col], 4), z = field_of(zword, kNibbleOf[col], 4);
-        w.values[n * K + k] = scale[g * N + n] * static_cast<float>(q - z);
+        w.q[n * K + k] = static_cast<uint8_t>(field_of(qword, kNibbleOf[col], 4));
+        w.zero[g * N + n] = field_of(zword, kNibbleOf[col], 4);
       }
     }
   }
+  w.scale = std::move(scale);
   return w;
 }
 
-DenseWeight dequantize(const QuantConfig& c, const QuantizedTensors& t) {
+IntWeight unpack(const QuantConfig& c, const QuantizedTensors& t) {
   switch (c.method) {
-    case Method::kGptq: return dequantize_gptq(c, t);
-    case Method::kAwq: return dequantize_awq(c, t);
+    case Method::kGptq: return unpack_gptq(c, t);
+    case Method::kAwq: return unpack_awq(c, t);
     case Method::kNone: break;
   }
-  throw SafetensorsError("dequantize called for a checkpoint that is not quantized");
+  throw SafetensorsError("a quantized layer read for a checkpoint that is not quantized");
+}
+
+DenseWeight dequantize(const QuantConfig& c, const QuantizedTensors& t) {
+  const IntWeight w = unpack(c, t);
+  return DenseWeight{w.rows, w.cols, w.to_dense()};
 }
 
 }  // namespace zinfer::gpu::quant

@@ -24,16 +24,16 @@ ResolvedTensor::ResolvedTensor(TensorView view, std::vector<float> storage)
   view_.data = reinterpret_cast<const std::byte*>(storage_.data());
 }
 
-ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<int64_t>& shape) {
+std::optional<IntWeight> CheckpointReader::get_int(const std::string& name, const std::vector<int64_t>& shape) {
   read_.insert(name);
-  if (!ends_with(name, ".weight")) return ResolvedTensor(checkpoint_.get(name, shape));
+  if (!ends_with(name, ".weight")) return std::nullopt;
   const std::string prefix = name.substr(0, name.size() - 6);  // keeps the dot
   if (!config_.quantized()) {
     // An older AutoGPTQ checkpoint keeps its settings in quantize_config.json, which is not read.
     if (!checkpoint_.has(name) && checkpoint_.has(prefix + "qweight"))
       throw SafetensorsError("tensor " + prefix + "qweight in " + checkpoint_.get(prefix + "qweight").file +
                              " is quantized, but config.json has no quantization_config saying how");
-    return ResolvedTensor(checkpoint_.get(name, shape));
+    return std::nullopt;
   }
   const std::string module = prefix.substr(0, prefix.size() - 1);
   const bool quantized = checkpoint_.has(prefix + "qweight");
@@ -41,7 +41,7 @@ ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<
     if (config_.method == Method::kGptq && config_.lm_head && module == "lm_head")
       throw SafetensorsError("tensor lm_head.qweight is missing: quantization_config.lm_head is true in " +
                              config_.origin);
-    return ResolvedTensor(checkpoint_.get(name, shape));
+    return std::nullopt;
   }
   const TensorView& qweight = checkpoint_.get(prefix + "qweight");
   auto refuse = [&](const std::string& why) {
@@ -62,17 +62,24 @@ ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<
     *slot = &checkpoint_.get(prefix + role);
   }
   if (checkpoint_.has(prefix + "g_idx")) t.g_idx = &checkpoint_.get(prefix + "g_idx");
-  DenseWeight w = dequantize(config_, t);
+  IntWeight w = unpack(config_, t);
   if (std::vector<int64_t>{w.rows, w.cols} != shape)
     refuse("dequantizes to " + shape_string({w.rows, w.cols}) + ", expected " + name + " of " + shape_string(shape));
   quantized_prefixes_.insert(prefix);
+  files_[prefix] = qweight.file;
+  return w;
+}
+
+ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<int64_t>& shape) {
+  std::optional<IntWeight> w = get_int(name, shape);
+  if (!w) return ResolvedTensor(checkpoint_.get(name, shape));
   TensorView view;
   view.name = name;
   view.dtype = DType::kF32;
   view.shape = shape;
-  view.nbytes = w.values.size() * sizeof(float);
-  view.file = qweight.file;
-  return ResolvedTensor(std::move(view), std::move(w.values));
+  view.nbytes = static_cast<size_t>(w->rows * w->cols) * sizeof(float);
+  view.file = files_.at(name.substr(0, name.size() - 6));
+  return ResolvedTensor(std::move(view), w->to_dense());
 }
 
 void CheckpointReader::finish() const {

@@ -8,10 +8,13 @@
 // lm_head that disagrees with quantization_config.lm_head is an error naming the tensor.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "gpu/quant/int_weight.h"
 #include "gpu/quant/quant_config.h"
 #include "gpu/safetensors.h"
 
@@ -39,6 +42,10 @@ class CheckpointReader {
 
   // The tensor checked against `shape` (SafetensorsError naming it otherwise).
   ResolvedTensor get(const std::string& name, const std::vector<int64_t>& shape);
+  // The same checks, for a backend that keeps quantized layers quantized: a `<prefix>.weight` the
+  // checkpoint stores quantized comes back in the one integer form (int_weight.h), anything else
+  // as nullopt (read it with get(); the name is recorded as read either way).
+  std::optional<IntWeight> get_int(const std::string& name, const std::vector<int64_t>& shape);
   // After the last get(): every quantized layer in the checkpoint must have been read, and
   // quantization_config.lm_head must agree with what was. An AutoGPTQ checkpoint keeps a `bias`
   // beside every quantized layer, zeros where the model has none; one the model did not read must
@@ -49,7 +56,8 @@ class CheckpointReader {
   const WeightSet& checkpoint_;
   QuantConfig config_;
   std::set<std::string> read_;              // names handed out
-  std::set<std::string> quantized_prefixes_;  // "<prefix>." of every dequantized layer
+  std::set<std::string> quantized_prefixes_;  // "<prefix>." of every quantized layer read
+  std::map<std::string, std::string> files_;  // "<prefix>." -> the file holding its qweight
 };
 
 }  // namespace zinfer::gpu::quant

@@ -1,4 +1,5 @@
-// Dequantization at load: a quantized linear layer's tensors back to the dense W [N, K]
+// Unpacking and dequantization at load: a quantized linear layer's tensors to the one integer
+// form (int_weight.h) and back to the dense W [N, K]
 // (out_features × in_features, torch's Linear layout) in float32. Each value is
 // scale · (q − zero) with scale an fp16 number and q − zero a small integer, so the float32 product
 // is exact: the dense weight is the one the format defines, bit for bit.
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpu/quant/int_weight.h"
 #include "gpu/quant/quant_config.h"
 #include "gpu/safetensors.h"
 
@@ -34,9 +36,12 @@ struct DenseWeight {
   std::vector<float> values;
 };
 
-DenseWeight dequantize_gptq(const QuantConfig& config, const QuantizedTensors& t);
-DenseWeight dequantize_awq(const QuantConfig& config, const QuantizedTensors& t);
+// Each format's tensors brought to the one integer form (int_weight.h).
+IntWeight unpack_gptq(const QuantConfig& config, const QuantizedTensors& t);
+IntWeight unpack_awq(const QuantConfig& config, const QuantizedTensors& t);
 // Dispatches on config.method.
+IntWeight unpack(const QuantConfig& config, const QuantizedTensors& t);
+// unpack(), then IntWeight::to_dense().
 DenseWeight dequantize(const QuantConfig& config, const QuantizedTensors& t);
 
 }  // namespace zinfer::gpu::quant

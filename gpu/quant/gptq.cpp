@@ -1,5 +1,5 @@
 // GPTQ (dequantize.h): unpack qweight along K and qzeros along N, map each input row to its group
-// (g_idx under act-order), W[n, k] = scale[g, n] · (q[k, n] − zero[g, n]).
+// (g_idx under act-order): W[n, k] = scale[g, n] · (q[k, n] − zero[g, n]) as an IntWeight.
 #include <string>
 
 #include "gpu/quant/dequantize.h"
@@ -7,7 +7,7 @@
 
 namespace zinfer::gpu::quant {
 
-DenseWeight dequantize_gptq(const QuantConfig& c, const QuantizedTensors& t) {
+IntWeight unpack_gptq(const QuantConfig& c, const QuantizedTensors& t) {
   const TensorView& qweight = require_2d(t.qweight, "qweight");
   const TensorView& qzeros = require_2d(t.qzeros, "qzeros");
   const TensorView& scales = require_2d(t.scales, "scales");
@@ -20,9 +20,11 @@ DenseWeight dequantize_gptq(const QuantConfig& c, const QuantizedTensors& t) {
   const int64_t groups = group_count(c, K, qweight);
   require_shape(qzeros, {groups, N / pack});
   require_shape(scales, {groups, N});
-  const std::vector<float> scale = scales_to_float(scales);
+  std::vector<float> scale = scales_to_float(scales);
 
   // The group of each input row: g_idx (act-order permutes rows across groups), else contiguous.
+  IntWeight w;
+  w.rows = N, w.cols = K, w.bits = bits, w.groups = groups, w.group_size = c.group_size == -1 ? K : c.group_size;
   std::vector<int32_t> group(static_cast<size_t>(K));
   if (t.g_idx != nullptr) {
     require_dtype(*t.g_idx, DType::kI32);
@@ -59,14 +61,14 @@ DenseWeight dequantize_gptq(const QuantConfig& c, const QuantizedTensors& t) {
                                  c.origin + ")");
     }
 
-  DenseWeight w{N, K, std::vector<float>(static_cast<size_t>(N * K))};
-  for (int64_t k = 0; k < K; ++k) {
-    const int64_t g = group[k];
-    for (int64_t n = 0; n < N; ++n) {
-      const int32_t q = field_of(int32_at(qweight, (k / pack) * N + n), static_cast<int32_t>(k % pack), bits);
-      w.values[n * K + k] = scale[g * N + n] * static_cast<float>(q - zero[g * N + n]);
-    }
-  }
+  w.q.resize(static_cast<size_t>(N * K));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n)
+      w.q[n * K + k] =
+          static_cast<uint8_t>(field_of(int32_at(qweight, (k / pack) * N + n), static_cast<int32_t>(k % pack), bits));
+  w.zero = std::move(zero);
+  w.scale = std::move(scale);
+  if (c.desc_act) w.g_idx = std::move(group);
   return w;
 }
 
