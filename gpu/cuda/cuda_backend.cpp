@@ -53,7 +53,8 @@ void validate(const ModelConfig& c, const BackendOptions& o) {
 size_t Activations::bytes() const {
   size_t total = 0;
   for (const DeviceBuffer* b : {&residual, &normed, &qkv, &q, &attn, &gate_up, &act, &final_rows, &logits,
-                                &partial_acc, &partial_ml, &meta, &sampling_scratch, &results, &last_sampled, &inv_freq, &head_local, &head_gathered}) {
+                                &partial_acc, &partial_ml, &meta, &sampling_scratch, &results, &last_sampled, &inv_freq, &head_local, &head_gathered, &w4_partials,
+                                &w4_counters, &w4_dense, &w4_permuted}) {
     total += b->bytes();
   }
   return total;
@@ -147,6 +148,22 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   if (rank_.group != nullptr) {
     act_.head_local = DeviceBuffer(R * vocab_.count * 4, "the rank's logits");
     act_.head_gathered = DeviceBuffer(R * vocab_.count * rank_.size() * 4, "gathered logits");
+  }
+
+  size_t w4_partials = 0, w4_counters = 0, w4_dense = 0, w4_permuted = 0;
+  for (const W4Weight& w : weights_.int4_layers()) {
+    for (int32_t m = 1; m <= kW4GemmMaxRows; ++m)
+      w4_partials = std::max(w4_partials, w4_gemm_workspace_floats(m, w.n, w4_gemm_splits(m, w.n, w.k)));
+    w4_counters = std::max(w4_counters, w4_gemm_counters(w.n));
+    w4_dense = std::max(w4_dense, static_cast<size_t>(w.n) * w.k * bf);
+    if (w.perm != nullptr) w4_permuted = std::max(w4_permuted, T * w.k * bf);
+  }
+  if (w4_dense > 0) {
+    act_.w4_partials = DeviceBuffer(w4_partials * 4, "int4 split partials");
+    act_.w4_counters = DeviceBuffer(w4_counters * 4, "int4 split counters");
+    check_cuda(cudaMemset(act_.w4_counters.get(), 0, act_.w4_counters.bytes()), "cudaMemset");
+    act_.w4_dense = DeviceBuffer(w4_dense, "int4 layer dequantized");
+    act_.w4_permuted = DeviceBuffer(w4_permuted, "act-order inputs");
   }
 
   tune_linear_layers();

@@ -46,6 +46,9 @@ struct Activations {
   // Tensor parallelism: the rank's LM-head rows [logit_rows, vocab slice] and every rank's,
   // gathered [ranks, logit_rows, vocab slice], before they are laid out in `logits`.
   DeviceBuffer head_local, head_gathered;
+  // Int4 layers (w4_gemm.h): the kernel's split partials and counters, a layer dequantized to bf16
+  // for cuBLASLt (steps over kW4GemmMaxRows rows; an int4 LM head), x in act-order.
+  DeviceBuffer w4_partials, w4_counters, w4_dense, w4_permuted;
   size_t bytes() const;
 };
 

@@ -77,8 +77,10 @@ namespace {
 // cuBLASLt (for any architecture, without the backend knowing the definition's weights).
 class GemmShapeRecorder final : public models::ForwardOps {
  public:
-  GemmShapeRecorder(const CudaWeightStore& w, int64_t layer_rows, int64_t head_rows)
-      : w_(w), layer_rows_(layer_rows), head_rows_(head_rows) {}
+  // dense: where int4 layers are dequantized for cuBLASLt (CudaBackend::Ops::w4_linear), which
+  // they reach only above kW4GemmMaxRows rows, and always as the LM head.
+  GemmShapeRecorder(const CudaWeightStore& w, int64_t layer_rows, int64_t head_rows, const __nv_bfloat16* dense)
+      : w_(w), layer_rows_(layer_rows), head_rows_(head_rows), dense_(dense) {}
   void embed(models::Linear) override {}
   void norm_linear(models::Vector, models::Linear w, models::Buffer) override { add(w, false, false, layer_rows_); }
   void norm_gated_linear(models::Vector, models::Linear w, models::Activation, models::Buffer) override {
@@ -87,19 +89,31 @@ class GemmShapeRecorder final : public models::ForwardOps {
   void rotary_cache_write(const models::AttentionInputs&, int32_t) override {}
   void attention(int32_t) override {}
   void linear_residual(models::Buffer, models::Linear w, models::Vector) override { add(w, true, true, layer_rows_); }
-  void logits(models::Vector, models::Linear head) override { add(head, true, false, head_rows_); }
+  void logits(models::Vector, models::Linear head) override { add(head, true, false, head_rows_, true); }
   std::vector<GemmShape> shapes;
 
  private:
-  void add(models::Linear w, bool f32_out, bool accumulate, int64_t max_m) {
-    GemmShape s{w_.rows(w), w_.cols(w), f32_out, accumulate, w_.matrix(w), max_m, {}};
+  void add(models::Linear w, bool f32_out, bool accumulate, int64_t max_m, bool head = false) {
+    GemmShape s{w_.rows(w), w_.cols(w), f32_out, accumulate, nullptr, max_m, {}};
+    if (w_.int4(w)) {
+      s.w = dense_;
+      if (!head) {
+        for (int64_t m : Gemm::tuning_buckets(max_m))
+          if (m > kW4GemmMaxRows) s.rows.push_back(m);
+        if (s.rows.empty()) return;
+      }
+    } else {
+      s.w = w_.matrix(w);
+    }
     for (const GemmShape& t : shapes)
-      if (t.n == s.n && t.k == s.k && t.f32_out == s.f32_out && t.accumulate == s.accumulate && t.max_m == s.max_m)
+      if (t.n == s.n && t.k == s.k && t.f32_out == s.f32_out && t.accumulate == s.accumulate && t.max_m == s.max_m &&
+          t.rows == s.rows)
         return;  // another layer of the same shape
     shapes.push_back(s);
   }
   const CudaWeightStore& w_;
   int64_t layer_rows_, head_rows_;
+  const __nv_bfloat16* dense_;
 };
 
 }  // namespace
@@ -107,7 +121,7 @@ class GemmShapeRecorder final : public models::ForwardOps {
 std::vector<GemmShape> CudaBackend::gemm_shapes() const {
   // qkv and gate_up (bf16 out), o and down (added into the float32 residual) up to the largest
   // step; the LM head (float32 logits) up to logit_rows_ rows.
-  GemmShapeRecorder recorder(weights_, max_tokens_, logit_rows_);
+  GemmShapeRecorder recorder(weights_, max_tokens_, logit_rows_, act_.w4_dense.as<__nv_bfloat16>());
   model_->layers(recorder);
   model_->head(recorder);
   return recorder.shapes;

@@ -12,6 +12,7 @@
 #include "gpu/cuda/qkv_rope.h"
 #include "gpu/cuda/rmsnorm.h"
 #include "gpu/cuda/silu_mul.h"
+#include "gpu/cuda/w4_gemm.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -64,7 +65,49 @@ void CudaBackend::Ops::norm_then_gemm(models::Vector norm, models::Linear w, __n
   b_.gemm_->linear(normed, b_.weights_.matrix(w), y, T_, N, H, b_.compute_);
 }
 
+const __nv_bfloat16* CudaBackend::Ops::dense(models::Linear w, const __nv_bfloat16*& x, int32_t rows) {
+  if (!b_.weights_.int4(w)) return b_.weights_.matrix(w);
+  const W4Weight q = b_.weights_.w4(w);
+  if (q.perm != nullptr) {
+    auto* permuted = b_.act_.w4_permuted.as<__nv_bfloat16>();
+    check_cuda(launch_w4_permute(x, q.perm, permuted, rows, q.k, b_.compute_), "act-order permutation");
+    x = permuted;
+  }
+  auto* out = b_.act_.w4_dense.as<__nv_bfloat16>();
+  check_cuda(launch_w4_dequantize(q, out, b_.compute_), "int4 dequantization");
+  return out;
+}
+
+void CudaBackend::Ops::w4_linear(models::Linear w, const __nv_bfloat16* x, int32_t rows, __nv_bfloat16* y,
+                                 float* residual) {
+  const W4Weight q = b_.weights_.w4(w);
+  if (rows <= kW4GemmMaxRows) {
+    W4GemmArgs a;
+    a.w = q;
+    a.x = x;
+    a.m = rows;
+    a.output = y != nullptr ? W4Output::kBf16 : W4Output::kAddToResidual;
+    a.y = y;
+    a.residual = residual;
+    a.partials = b_.act_.w4_partials.as<float>();
+    a.counters = b_.act_.w4_counters.as<uint32_t>();
+    check_cuda(launch_w4_gemm(a, b_.compute_), "int4 linear");
+    return;
+  }
+  const __nv_bfloat16* weights = dense(w, x, rows);
+  if (y != nullptr) b_.gemm_->linear(x, weights, y, rows, q.n, q.k, b_.compute_);
+  else b_.gemm_->linear_add_f32(x, weights, residual, rows, q.n, q.k, b_.compute_);
+}
+
 void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
+  if (b_.weights_.int4(w)) {
+    auto* normed = b_.act_.normed.as<__nv_bfloat16>();
+    check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_,
+                              b_.config_.hidden_size, eps_, b_.compute_),
+               "rmsnorm");
+    w4_linear(w, normed, T_, buffer(out), nullptr);
+    return;
+  }
   if (fused_) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
   else norm_then_gemm(norm, w, buffer(out));
 }
@@ -74,12 +117,21 @@ void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, 
     case models::Activation::kSilu:
       break;
   }
-  if (fused_) {
+  const bool int4 = b_.weights_.int4(w);
+  if (fused_ && !int4) {
     normed_gemv(norm, w, buffer(out), GemvOutput::kSiluMul);
     return;
   }
   auto* gate_up = b_.act_.gate_up.as<__nv_bfloat16>();
-  norm_then_gemm(norm, w, gate_up);
+  if (int4) {
+    auto* normed = b_.act_.normed.as<__nv_bfloat16>();
+    check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_,
+                              b_.config_.hidden_size, eps_, b_.compute_),
+               "rmsnorm");
+    w4_linear(w, normed, T_, gate_up, nullptr);
+  } else {
+    norm_then_gemm(norm, w, gate_up);
+  }
   check_cuda(launch_silu_mul(gate_up, buffer(out), T_, static_cast<int32_t>(b_.weights_.rows(w)) / 2, b_.compute_),
              "silu mul");
 }
@@ -145,7 +197,9 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
     check_cuda(cudaMemsetAsync(residual, 0, elems * sizeof(float), b_.compute_), "cudaMemsetAsync");
     bias = models::Vector{};
   }
-  if (fused_) {
+  if (b_.weights_.int4(w)) {
+    w4_linear(w, buffer(in), T_, nullptr, residual);
+  } else if (fused_) {
     check_cuda(launch_gemv(residual_gemv_args(buffer(in), b_.weights_.matrix(w), residual, T_, N, K), b_.compute_),
                "linear + residual gemv");
   } else {
@@ -184,8 +238,10 @@ void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
     auto* rows = b_.act_.final_rows.as<__nv_bfloat16>();
     check_cuda(launch_rmsnorm(residual, norm_w, rows, R, c.hidden_size, eps_, b_.compute_, meta_ + st_.layout->sample_rows),
                "final norm");
-    b_.gemm_->linear_f32_out(rows, b_.weights_.matrix(head), grouped() ? b_.act_.head_local.as<float>() : logits, R,
-                             head_rows, c.hidden_size, b_.compute_);
+    const __nv_bfloat16* x = rows;
+    const __nv_bfloat16* w = dense(head, x, R);
+    b_.gemm_->linear_f32_out(x, w, grouped() ? b_.act_.head_local.as<float>() : logits, R, head_rows, c.hidden_size,
+                             b_.compute_);
     if (grouped()) gather_logits(R, logits);
     return;
   }
@@ -195,8 +251,9 @@ void CudaBackend::Ops::logits(models::Vector norm, models::Linear head) {
   all_rows_->resize(static_cast<size_t>(T) * c.vocab_size);
   for (int32_t r0 = 0; r0 < T; r0 += b_.logit_rows_) {
     const int32_t n = std::min(b_.logit_rows_, T - r0);
-    b_.gemm_->linear_f32_out(normed + static_cast<size_t>(r0) * c.hidden_size, b_.weights_.matrix(head),
-                             grouped() ? b_.act_.head_local.as<float>() : logits, n, head_rows, c.hidden_size,
+    const __nv_bfloat16* x = normed + static_cast<size_t>(r0) * c.hidden_size;
+    const __nv_bfloat16* w = dense(head, x, n);
+    b_.gemm_->linear_f32_out(x, w, grouped() ? b_.act_.head_local.as<float>() : logits, n, head_rows, c.hidden_size,
                              b_.compute_);
     if (grouped()) gather_logits(n, logits);
     check_cuda(cudaMemcpyAsync(all_rows_->data() + static_cast<size_t>(r0) * c.vocab_size, logits,

@@ -6,6 +6,8 @@
 //                                        else RMSNorm, cuBLASLt and the silu_mul kernel
 //   rotary_cache_write [T, (Hq + 2 Hkv) D] -> q [T, Hq, D], K/V -> paged cache (qkv_rope)
 //   attention          decode list: split-K on tensor cores; prefill tiles: wgmma / mma.sync
+// Int4 layers (GPTQ / AWQ checkpoints, cuda_weights.h) take RMSNorm as its own kernel, then the
+// W4A16 kernel (w4_gemm.h) up to 64 rows, or W dequantized into scratch and cuBLASLt above.
 //   linear_residual    residual += x · Wᵀ in float32 (GEMV epilogue, or cuBLASLt with a float32
 //                      C = D and beta 1): a bf16 output added afterwards would round each layer's
 //                      two updates to bf16 first, a visible part of the error against float32
@@ -42,6 +44,12 @@ class CudaBackend::Ops final : public models::ForwardOps {
   __nv_bfloat16* buffer(models::Buffer b) const;
   void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
   void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
+  // An int4 layer (w4_gemm.h): into y (bf16), or added into the float32 residual; rows up to
+  // kW4GemmMaxRows on the W4A16 kernel, more through W dequantized and cuBLASLt.
+  void w4_linear(models::Linear w, const __nv_bfloat16* x, int32_t rows, __nv_bfloat16* y, float* residual);
+  // The bf16 matrix cuBLASLt multiplies by: the layer's own, or an int4 layer's dequantized into
+  // scratch (with *x moved to its act-order permutation).
+  const __nv_bfloat16* dense(models::Linear w, const __nv_bfloat16*& x, int32_t rows);
   bool grouped() const { return b_.rank_.group != nullptr; }
   void gather_logits(int32_t rows, float* out);
 

@@ -1,10 +1,13 @@
 #include "gpu/cuda/cuda_weights.h"
 
+#include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/random_fill.h"
 #include "gpu/quant/checkpoint_reader.h"
+#include "gpu/quant/int4_tiles.h"
 #include "gpu/tensor_slice.h"
 
 namespace zinfer::gpu::cuda {
@@ -39,6 +42,14 @@ void upload_tensor(const TensorView& t, bool as_float, std::byte* dst, std::vect
   check_cuda(cudaMemcpy(dst, scratch16.data(), n * 2, cudaMemcpyHostToDevice), "upload of a weight");
 }
 
+// Whether the part is its whole tensor (a single rank's ranges may name the full extent).
+bool whole(const models::TensorPart& p) {
+  auto full = [&](const models::Range& r, size_t dim) {
+    return r.all() || (r.begin == 0 && p.shape.size() > dim && r.count == p.shape[dim]);
+  };
+  return full(p.rows, 0) && full(p.cols, 1);
+}
+
 }  // namespace
 
 int32_t CudaWeightStore::add(const std::vector<models::TensorPart>& parts, bool as_float) {
@@ -71,25 +82,130 @@ models::Vector CudaWeightStore::vector(const std::vector<models::TensorPart>& pa
 void CudaWeightStore::allocate() { storage_ = DeviceBuffer(total_, "model weights"); }
 
 const void* CudaWeightStore::address(int32_t id) const {
-  return storage_.as<std::byte>() + slots_.at(static_cast<size_t>(id)).offset;
+  const Slot& s = slots_.at(static_cast<size_t>(id));
+  if (s.own) return own_.at(s.own_index).get();
+  return storage_.as<std::byte>() + s.offset;
+}
+
+const __nv_bfloat16* CudaWeightStore::matrix(models::Linear w) const {
+  const Slot& s = slots_.at(static_cast<size_t>(w.id));
+  if (s.int4) throw std::logic_error("linear layer " + s.parts[0].name + " is int4; its ops run the W4A16 kernel");
+  return static_cast<const __nv_bfloat16*>(address(w.id));
+}
+
+W4Weight CudaWeightStore::w4(models::Linear w) const {
+  const Slot& s = slots_.at(static_cast<size_t>(w.id));
+  if (!s.int4) throw std::logic_error("linear layer " + s.parts[0].name + " is not int4");
+  return s.w4;
+}
+
+std::vector<W4Weight> CudaWeightStore::int4_layers() const {
+  std::vector<W4Weight> out;
+  for (const Slot& s : slots_)
+    if (s.int4) out.push_back(s.w4);
+  return out;
+}
+
+size_t CudaWeightStore::bytes() const {
+  size_t total = storage_.bytes();
+  for (const DeviceBuffer& b : own_) total += b.bytes();
+  return total;
+}
+
+void CudaWeightStore::upload_quantized(Slot& s, quant::CheckpointReader& reader, std::string& log) {
+  std::vector<quant::IntWeight> parts;
+  for (const models::TensorPart& p : s.parts) {
+    std::optional<quant::IntWeight> w = reader.get_int(p.name, p.shape);
+    if (!w) throw std::logic_error("tensor " + p.name + " was found quantized, then read as dense");
+    parts.push_back(std::move(*w));
+  }
+  std::string why;
+  std::optional<quant::IntWeight> all = quant::stack_rows(parts, why);
+  if (all) why = quant::int4_tiles_unsupported(*all);
+  s.own_index = own_.size();
+  if (why.empty()) {
+    const quant::Int4Tiles t = quant::make_int4_tiles(*all);
+    auto aligned = [](size_t b) { return (b + 255) / 256 * 256; };
+    const size_t words = aligned(t.words.size() * 4), scales = aligned(t.scales.size() * 4),
+                 zeros = aligned(t.zeros.size() * 4), perm = aligned(t.perm.size() * 4);
+    own_.emplace_back(words + scales + zeros + perm, "int4 weights");
+    auto* base = own_.back().as<std::byte>();
+    check_cuda(cudaMemcpy(base, t.words.data(), t.words.size() * 4, cudaMemcpyHostToDevice), "upload of int4 weights");
+    check_cuda(cudaMemcpy(base + words, t.scales.data(), t.scales.size() * 4, cudaMemcpyHostToDevice), "upload of scales");
+    check_cuda(cudaMemcpy(base + words + scales, t.zeros.data(), t.zeros.size() * 4, cudaMemcpyHostToDevice),
+               "upload of zero points");
+    if (!t.perm.empty())
+      check_cuda(cudaMemcpy(base + words + scales + zeros, t.perm.data(), t.perm.size() * 4, cudaMemcpyHostToDevice),
+                 "upload of the act-order permutation");
+    s.int4 = true;
+    s.w4.words = reinterpret_cast<const uint4*>(base);
+    s.w4.scales = reinterpret_cast<const float*>(base + words);
+    s.w4.zeros = reinterpret_cast<const uint32_t*>(base + words + scales);
+    s.w4.perm = t.perm.empty() ? nullptr : reinterpret_cast<const int32_t*>(base + words + scales + zeros);
+    s.w4.n = static_cast<int32_t>(t.rows), s.w4.k = static_cast<int32_t>(t.cols);
+    s.w4.group_size = static_cast<int32_t>(t.group_size);
+    return;
+  }
+  log += (log.empty() ? "" : "; ") + s.parts[0].name + ": " + why;
+  own_.emplace_back(s.bytes, "dequantized weights");
+  std::vector<uint16_t> bf16;
+  size_t at = 0;
+  for (const quant::IntWeight& w : parts) {
+    const std::vector<float> dense = w.to_dense();
+    bf16.resize(dense.size());
+    for (size_t i = 0; i < dense.size(); ++i) bf16[i] = float_to_bf16(dense[i]);
+    check_cuda(cudaMemcpy(own_.back().as<std::byte>() + at, bf16.data(), bf16.size() * 2, cudaMemcpyHostToDevice),
+               "upload of a dequantized weight");
+    at += bf16.size() * 2;
+  }
 }
 
 void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConfig& quantization) {
   quant::CheckpointReader reader(checkpoint, quantization);
+  // Quantized layers a single rank holds whole get their own allocations; the shared one is laid
+  // out again without them.
+  for (Slot& s : slots_) {
+    if (s.as_float || tp_.size != 1) continue;
+    bool all = true;
+    for (const models::TensorPart& p : s.parts)
+      all = all && whole(p) && reader.stores_quantized(p.name);
+    s.own = all;
+  }
+  total_ = 0;
+  for (Slot& s : slots_) {
+    if (s.own) continue;
+    s.offset = total_;
+    total_ += (s.bytes + 255) / 256 * 256;
+  }
   allocate();
   auto* base = storage_.as<std::byte>();
   std::vector<float> scratch;
   std::vector<uint16_t> scratch16;
-  for (const Slot& s : slots_) {
+  std::string dense_log;
+  int32_t int4_layers = 0, dense_layers = 0;
+  for (Slot& s : slots_) {
+    if (s.own) {
+      upload_quantized(s, reader, dense_log);
+      ++(s.int4 ? int4_layers : dense_layers);
+      continue;
+    }
     size_t at = s.offset;
     for (const models::TensorPart& p : s.parts) {
       const quant::ResolvedTensor whole = reader.get(p.name, p.shape);
+      if (whole.dequantized()) ++dense_layers;
       const TensorSlice slice(whole.view(), p);
       upload_tensor(slice.view(), s.as_float, base + at, scratch, scratch16);
       at += numel(models::sliced_shape(p)) * (s.as_float ? 4 : 2);
     }
   }
   reader.finish();
+  if (quantization.quantized() && tp_.rank == 0) {
+    std::fprintf(stderr, "zinfer cuda: %s checkpoint: %d linear layers int4 (W4A16 tensor-core kernel up to %d rows, "
+                         "dequantized to bf16 for cuBLASLt above); %d dequantized to bf16 at load%s%s\n",
+                 quant::method_name(quantization.method), int4_layers, kW4GemmMaxRows, dense_layers,
+                 tp_.size > 1 ? " (a tensor-parallel rank keeps bf16 slices)" : "",
+                 dense_log.empty() ? "" : (" (" + dense_log + ")").c_str());
+  }
 }
 
 void CudaWeightStore::fill_random(uint64_t seed) {

@@ -70,6 +70,11 @@ std::optional<IntWeight> CheckpointReader::get_int(const std::string& name, cons
   return w;
 }
 
+bool CheckpointReader::stores_quantized(const std::string& name) const {
+  if (!config_.quantized() || !ends_with(name, ".weight")) return false;
+  return checkpoint_.has(name.substr(0, name.size() - 6) + "qweight");
+}
+
 ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<int64_t>& shape) {
   std::optional<IntWeight> w = get_int(name, shape);
   if (!w) return ResolvedTensor(checkpoint_.get(name, shape));

@@ -46,6 +46,9 @@ class CheckpointReader {
   // checkpoint stores quantized comes back in the one integer form (int_weight.h), anything else
   // as nullopt (read it with get(); the name is recorded as read either way).
   std::optional<IntWeight> get_int(const std::string& name, const std::vector<int64_t>& shape);
+  // Whether the checkpoint stores `<prefix>.weight` as a quantized layer (no check, no read): a
+  // backend sizes its storage by it before it reads.
+  bool stores_quantized(const std::string& name) const;
   // After the last get(): every quantized layer in the checkpoint must have been read, and
   // quantization_config.lm_head must agree with what was. An AutoGPTQ checkpoint keeps a `bias`
   // beside every quantized layer, zeros where the model has none; one the model did not read must

@@ -1,0 +1,130 @@
+// Dispatch of the W4A16 kernel (w4_gemm.h) and the dequantization for steps of many rows.
+#include "gpu/cuda/w4/w4_launch.cuh"
+
+#include <algorithm>
+
+namespace zinfer::gpu::cuda {
+namespace {
+
+int sm_count() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      return 132;
+    return n;
+  }();
+  return count;
+}
+
+int32_t fragments(int32_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8; }
+
+// Writes W'[n, k'] = bf16(scale · (q − zero)) in packed input order, 8 inputs a thread: row n,
+// inputs k'..k'+7 (k' a multiple of 8) are nibble half h of registers 2·(k'%16/8) + (n%16/8) in
+// lanes 4·(n%8) .. +3, one 16-byte store.
+__global__ void w4_dequantize_kernel(W4Weight w, __nv_bfloat16* out) {
+  const size_t pieces = static_cast<size_t>(w.n) * w.k / 8;
+  const auto* raw = reinterpret_cast<const uint32_t*>(w.words);
+  const int32_t steps = w.k / 64;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < pieces;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const int32_t n = static_cast<int32_t>(i / (w.k / 8)), k0 = static_cast<int32_t>(i % (w.k / 8)) * 8;
+    const int32_t step = k0 / 64, tile = (k0 % 64) / 16, hi_cols = (k0 % 16) / 8, rr = n % 16;
+    const int reg = 2 * hi_cols + rr / 8;
+    const size_t base = ((static_cast<size_t>(n / 16) * steps + step) * 32 + 4 * (rr % 8)) * 4 + tile;
+    const size_t g = static_cast<size_t>(k0 / w.group_size) * w.n + n;
+    const float zero = __uint_as_float((w.zeros[g] & 0xFFFFu) << 16) - 128.f, scale = w.scales[g];
+    __align__(16) __nv_bfloat16 v[8];
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {  // lane 4·(n%8) + t holds inputs 2t, 2t + 1 of these 8
+      const uint32_t word = __ldg(raw + base + t * 4);
+      v[2 * t] = __float2bfloat16(scale * (static_cast<float>((word >> (4 * reg)) & 0xFu) - zero));
+      v[2 * t + 1] = __float2bfloat16(scale * (static_cast<float>((word >> (4 * reg + 16)) & 0xFu) - zero));
+    }
+    *reinterpret_cast<uint4*>(out + static_cast<size_t>(n) * w.k + k0) = *reinterpret_cast<const uint4*>(v);
+  }
+}
+
+// x'[m, k'] = x[m, perm[k']]: the input in the packed order of an act-order layer.
+__global__ void w4_permute_kernel(const __nv_bfloat16* x, const int32_t* perm, __nv_bfloat16* out, int32_t m,
+                                  int32_t k) {
+  const size_t total = static_cast<size_t>(m) * k;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t row = i / k;
+    out[i] = x[row * k + perm[i % k]];
+  }
+}
+
+}  // namespace
+
+int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k) {
+  const int32_t blocks = (n / 16 + w4_detail::kWarps - 1) / w4_detail::kWarps;
+  const int32_t steps = k / 64;
+  // Enough blocks to keep every SM streaming; with more rows each block has more to compute and
+  // each split more partial sums to write, so fewer suffice.
+  const int32_t per_sm = m <= 16 ? 4 : m <= 32 ? 2 : 1;
+  int32_t splits = std::max(1, (per_sm * sm_count() + blocks - 1) / blocks);
+  splits = std::min(splits, steps);
+  const int32_t per = (steps + splits - 1) / splits;
+  return (steps + per - 1) / per;
+}
+
+size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits) {
+  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * fragments(m) * 4 * 32 : 0;
+}
+
+size_t w4_gemm_counters(int32_t n) {
+  return static_cast<size_t>((n / 16 + w4_detail::kWarps - 1) / w4_detail::kWarps);
+}
+
+cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
+  const W4Weight& w = a.w;
+  if (a.m < 1 || a.m > kW4GemmMaxRows || w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 16 != 0 ||
+      w.group_size <= 0 || a.x == nullptr || w.words == nullptr)
+    return cudaErrorInvalidValue;
+  if ((a.output == W4Output::kBf16 && a.y == nullptr) || (a.output == W4Output::kAddToResidual && !a.residual))
+    return cudaErrorInvalidValue;
+  w4_detail::Params p{};
+  p.w = w;
+  p.x = a.x;
+  p.output = a.output;
+  p.y = a.y;
+  p.residual = a.residual;
+  p.m = a.m;
+  const int32_t steps = w.k / 64;
+  int32_t splits = a.splits > 0 ? std::min(a.splits, steps) : w4_gemm_splits(a.m, w.n, w.k);
+  p.steps_per_split = (steps + splits - 1) / splits;
+  splits = (steps + p.steps_per_split - 1) / p.steps_per_split;
+  p.splits = splits;
+  if (splits > 1 && (a.partials == nullptr || a.counters == nullptr)) return cudaErrorInvalidValue;
+  p.partials = a.partials;
+  p.counters = a.counters;
+  const dim3 grid(static_cast<unsigned>(w4_gemm_counters(w.n)), static_cast<unsigned>(splits));
+  switch (fragments(a.m)) {
+    case 1: return w4_detail::launch_mf1(p, grid, stream);
+    case 2: return w4_detail::launch_mf2(p, grid, stream);
+    case 4: return w4_detail::launch_mf4(p, grid, stream);
+    default: return w4_detail::launch_mf8(p, grid, stream);
+  }
+}
+
+cudaError_t launch_w4_dequantize(const W4Weight& w, __nv_bfloat16* out, cudaStream_t stream) {
+  if (w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 16 != 0 || w.group_size <= 0 || out == nullptr)
+    return cudaErrorInvalidValue;
+  const size_t pieces = static_cast<size_t>(w.n) * w.k / 8;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((pieces + 255) / 256, 132u * 16));
+  w4_dequantize_kernel<<<blocks, 256, 0, stream>>>(w, out);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_w4_permute(const __nv_bfloat16* x, const int32_t* perm, __nv_bfloat16* out, int32_t m, int32_t k,
+                              cudaStream_t stream) {
+  if (x == nullptr || perm == nullptr || out == nullptr || m < 1 || k < 1) return cudaErrorInvalidValue;
+  const size_t total = static_cast<size_t>(m) * k;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((total + 255) / 256, 132u * 16));
+  w4_permute_kernel<<<blocks, 256, 0, stream>>>(x, perm, out, m, k);
+  return cudaGetLastError();
+}
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,131 @@
+// The w4 section of zinfer-cuda-bench: the W4A16 linear layer (gpu/cuda/w4_gemm.h, group 128)
+// against bf16 cuBLASLt on the same GPU in the same process, at Llama-3-8B's four layer shapes and
+// M = 1 … 8192 rows. Each time is a CUDA graph of back-to-back launches over enough copies of the
+// weights (≥ 256 MB) that no launch finds its weights in L2, as in a model whose every layer has
+// its own. Three ways are timed for the int4 layer: the tensor-core kernel straight from int4
+// (M ≤ 64), dequantization to bf16 followed by cuBLASLt (any M), and what w4_linear's choice runs.
+// Lines: "W4 <shape> m=<M> bf16_us <t> w4_us <t> dequant_gemm_us <t> speedup <bf16 / best>".
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/gemm.h"
+#include "gpu/cuda/random_fill.h"
+#include "gpu/cuda/w4_gemm.h"
+#include "tools/gpu/bench_common.h"
+
+namespace zinfer::gpu::cuda::bench {
+namespace {
+
+double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (int i = 0; i < copies; ++i) enqueue(i);
+  check_cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaGraphDestroy(graph);
+  const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 2, 10, stream);
+  cudaGraphExecDestroy(exec);
+  return ms * 1e3 / copies;
+}
+
+}  // namespace
+
+void bench_w4(const Ceilings& c) {
+  struct Shape {
+    const char* name;
+    int n, k;
+  };
+  const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+  const std::vector<int> rows = {1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  const int group = 128;
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  Gemm gemm;
+  std::mt19937 rng(3);
+  for (const Shape& s : shapes) {
+    const size_t elems = static_cast<size_t>(s.n) * s.k;
+    const size_t w4_bytes = elems / 2, groups = s.k / group;
+    const int bf16_copies = std::max<int>(2, static_cast<int>((size_t{256} << 20) / (elems * 2) + 1));
+    const int w4_copies = std::max<int>(4, static_cast<int>((size_t{256} << 20) / w4_bytes + 1));
+    DeviceBuffer w16(elems * 2 * bf16_copies, "w4 bench bf16 weights");
+    DeviceBuffer words(w4_bytes * w4_copies, "w4 bench int4 weights");
+    DeviceBuffer scales(groups * s.n * 4, "w4 bench scales"), zeros(groups * s.n * 4, "w4 bench zeros");
+    DeviceBuffer dense(elems * 2, "w4 bench dequantized");
+    const int max_m = rows.back();
+    DeviceBuffer x(size_t(max_m) * s.k * 2, "w4 bench x"), y(size_t(max_m) * s.n * 2, "w4 bench y");
+    check_cuda(launch_fill_random_bf16(w16.as<__nv_bfloat16>(), static_cast<int64_t>(elems) * bf16_copies, 1, 0.f,
+                                       0.02f, stream),
+               "fill");
+    // Any bits are valid int4 words; bf16 noise is as good a source of them as any.
+    check_cuda(launch_fill_random_bf16(words.as<__nv_bfloat16>(), static_cast<int64_t>(w4_bytes / 2) * w4_copies, 2,
+                                       0.f, 1.f, stream),
+               "fill");
+    check_cuda(launch_fill_random_f32(scales.as<float>(), static_cast<int64_t>(groups * s.n), 3, 0.01f, 0.001f, stream),
+               "fill");
+    std::vector<uint32_t> z(groups * s.n);
+    for (auto& v : z) {
+      const uint32_t b = 0x4300u | (rng() & 0xFu);  // bf16(128 + zero), zero in 0..15
+      v = b | b << 16;
+    }
+    check_cuda(cudaMemcpy(zeros.get(), z.data(), z.size() * 4, cudaMemcpyHostToDevice), "upload zeros");
+    check_cuda(launch_fill_random_bf16(x.as<__nv_bfloat16>(), int64_t{max_m} * s.k, 4, 0.f, 1.f, stream), "fill");
+    const size_t most_partials = w4_gemm_workspace_floats(kW4GemmMaxRows, s.n, s.k / 64);
+    DeviceBuffer partials(most_partials * 4, "w4 bench partials"), counters(w4_gemm_counters(s.n) * 4, "w4 counters");
+    check_cuda(cudaMemset(counters.get(), 0, counters.bytes()), "memset");
+    auto layer = [&](int i) {
+      W4Weight w;
+      w.words = reinterpret_cast<const uint4*>(words.as<unsigned char>() + w4_bytes * i);
+      w.scales = scales.as<float>();
+      w.zeros = zeros.as<uint32_t>();
+      w.n = s.n, w.k = s.k, w.group_size = group;
+      return w;
+    };
+    for (int m : rows) {
+      GemmTuningCache no_file("", "");
+      gemm.tune({GemmShape{s.n, s.k, false, false, w16.as<__nv_bfloat16>(), m, {m}}}, no_file, stream);
+      const double bf16 = graph_us(
+          [&](int i) {
+            gemm.linear(x.as<__nv_bfloat16>(), w16.as<__nv_bfloat16>() + elems * i, y.as<__nv_bfloat16>(), m, s.n,
+                        s.k, stream);
+          },
+          bf16_copies, stream);
+      double w4 = 0;
+      if (m <= kW4GemmMaxRows) {
+        w4 = graph_us(
+            [&](int i) {
+              W4GemmArgs a;
+              a.w = layer(i);
+              a.x = x.as<__nv_bfloat16>();
+              a.y = y.as<__nv_bfloat16>();
+              a.m = m;
+              a.partials = partials.as<float>();
+              a.counters = counters.as<uint32_t>();
+              check_cuda(launch_w4_gemm(a, stream), "w4 gemm");
+            },
+            w4_copies, stream);
+      }
+      const double deq = graph_us(
+          [&](int i) {
+            check_cuda(launch_w4_dequantize(layer(i), dense.as<__nv_bfloat16>(), stream), "w4 dequantize");
+            gemm.linear(x.as<__nv_bfloat16>(), dense.as<__nv_bfloat16>(), y.as<__nv_bfloat16>(), m, s.n, s.k, stream);
+          },
+          std::min(w4_copies, 8), stream);
+      const double best = w4 > 0 ? std::min(w4, deq) : deq;
+      std::printf("W4 %s m=%d bf16_us %.2f w4_us %.2f dequant_gemm_us %.2f speedup %.2f\n", s.name, m, bf16, w4, deq,
+                  bf16 / best);
+      if (m == 1) {
+        const double floor_us = (w4_bytes + groups * s.n * 8.0) / (c.copy_gbps * 1e3);
+        report(std::string("w4_") + s.name + "_m1_x_floor", w4 / floor_us, "x", floor_us, w4 / floor_us);
+      }
+      std::fflush(stdout);
+    }
+  }
+  check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
+}  // namespace zinfer::gpu::cuda::bench
