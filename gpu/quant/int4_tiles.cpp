@@ -73,7 +73,7 @@ std::string int4_tiles_unsupported(const IntWeight& w) {
   if (w.bits != 4) return std::to_string(w.bits) + "-bit weights (the int4 kernel takes 4)";
   if (w.rows % Int4Tiles::kRowTile != 0) return std::to_string(w.rows) + " outputs, not a multiple of 16";
   if (w.cols % Int4Tiles::kColStep != 0) return std::to_string(w.cols) + " inputs, not a multiple of 64";
-  if (w.group_size % 16 != 0) return "group size " + std::to_string(w.group_size) + ", not a multiple of 16";
+  if (w.group_size % 64 != 0) return "group size " + std::to_string(w.group_size) + ", not a multiple of 64";
   for (int32_t z : w.zero)
     if (z < -128 || z > 127) return "zero point " + std::to_string(z) + " outside [-128, 127]";
   if (!w.g_idx.empty()) {

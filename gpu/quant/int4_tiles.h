@@ -17,7 +17,8 @@
 // integer), sums a group's products in float32, and multiplies the sum by the group's scale in
 // float32: the only rounding is float32 accumulation (no bf16 rounding of scale · (q − zero)).
 // scales float [groups, N] and zeros uint32 [groups, N] (bf16(128 + zero) in both halves) — a group
-// is group_size consecutive packed inputs, a multiple of 16.
+// is group_size consecutive packed inputs, a multiple of 64 (the kernel scales once per 16-byte
+// load of 64 inputs).
 // Act-order (GPTQ desc_act): the packed inputs are the original ones sorted by group; perm[k'] is
 // the original input at packed position k' (the kernel reads x through it). A layer whose sorted
 // groups are not all group_size long cannot use the layout.
@@ -51,7 +52,7 @@ struct Int4Tiles {
 std::optional<IntWeight> stack_rows(const std::vector<IntWeight>& parts, std::string& why);
 
 // Why `w` cannot be laid out as Int4Tiles ("" when it can): bits other than 4, N not a multiple
-// of 16, K not a multiple of 64, a group size not a multiple of 16, zero points past bf16's
+// of 16, K not a multiple of 64, a group size not a multiple of 64, zero points past bf16's
 // exact range, or act-order groups of unequal size.
 std::string int4_tiles_unsupported(const IntWeight& w);
 // Throws std::invalid_argument with that reason.

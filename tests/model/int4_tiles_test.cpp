@@ -57,8 +57,8 @@ TEST(Int4Tiles, EveryValueReadsBack) {
     int64_t n, k, group;
     bool act_order;
   };
-  for (const Case& c : {Case{16, 64, 16, false}, Case{48, 192, 32, true}, Case{32, 320, 64, false},
-                        Case{16, 256, 128, true}, Case{80, 128, 128, false}}) {
+  for (const Case& c : {Case{16, 64, 64, false}, Case{48, 192, 64, true}, Case{32, 320, 64, false},
+                        Case{16, 256, 128, true}, Case{80, 128, 128, false}, Case{32, 192, 192, true}}) {
     const IntWeight w = random_weight(c.n, c.k, c.group, c.act_order, rng);
     const Int4Tiles t = make_int4_tiles(w);
     EXPECT_EQ(t.words.size(), static_cast<size_t>(c.n * c.k / 8));
@@ -78,18 +78,18 @@ TEST(Int4Tiles, EveryValueReadsBack) {
 
 TEST(Int4Tiles, RefusesWhatTheKernelCannotRead) {
   std::mt19937 rng(2);
-  IntWeight w = random_weight(16, 64, 16, false, rng);
+  IntWeight w = random_weight(16, 64, 64, false, rng);
   EXPECT_EQ(int4_tiles_unsupported(w), "");
   IntWeight eight = w;
   eight.bits = 8;
   EXPECT_NE(int4_tiles_unsupported(eight).find("8-bit"), std::string::npos);
-  EXPECT_NE(int4_tiles_unsupported(random_weight(24, 64, 16, false, rng)).find("24 outputs"), std::string::npos);
+  EXPECT_NE(int4_tiles_unsupported(random_weight(24, 64, 64, false, rng)).find("24 outputs"), std::string::npos);
   EXPECT_NE(int4_tiles_unsupported(random_weight(16, 96, 32, false, rng)).find("96 inputs"), std::string::npos);
-  EXPECT_NE(int4_tiles_unsupported(random_weight(16, 64 * 3, 24, false, rng)).find("group size 24"), std::string::npos);
+  EXPECT_NE(int4_tiles_unsupported(random_weight(16, 64 * 3, 32, false, rng)).find("group size 32"), std::string::npos);
   IntWeight far = w;
   far.zero[0] = 200;
   EXPECT_NE(int4_tiles_unsupported(far).find("zero point 200"), std::string::npos);
-  IntWeight uneven = random_weight(16, 64, 16, true, rng);
+  IntWeight uneven = random_weight(16, 256, 64, true, rng);
   uneven.g_idx[0] = (uneven.g_idx[0] + 1) % 4;
   EXPECT_NE(int4_tiles_unsupported(uneven).find("unequal"), std::string::npos);
   EXPECT_THROW(make_int4_tiles(uneven), std::invalid_argument);

@@ -94,9 +94,8 @@ void bench_w4(const Ceilings& c) {
                         s.k, stream);
           },
           bf16_copies, stream);
-      double w4 = 0;
-      if (m <= kW4GemmMaxRows) {
-        w4 = graph_us(
+      auto w4_us = [&] {
+        return graph_us(
             [&](int i) {
               W4GemmArgs a;
               a.w = layer(i);
@@ -108,7 +107,8 @@ void bench_w4(const Ceilings& c) {
               check_cuda(launch_w4_gemm(a, stream), "w4 gemm");
             },
             w4_copies, stream);
-      }
+      };
+      const double w4 = m <= kW4GemmMaxRows ? w4_us() : 0;
       const double deq = graph_us(
           [&](int i) {
             check_cuda(launch_w4_dequantize(layer(i), dense.as<__nv_bfloat16>(), stream), "w4 dequantize");

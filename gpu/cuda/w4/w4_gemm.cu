@@ -19,29 +19,39 @@ int sm_count() {
 
 int32_t fragments(int32_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8; }
 
-// Writes W'[n, k'] = bf16(scale · (q − zero)) in packed input order, 8 inputs a thread: row n,
-// inputs k'..k'+7 (k' a multiple of 8) are nibble half h of registers 2·(k'%16/8) + (n%16/8) in
-// lanes 4·(n%8) .. +3, one 16-byte store.
+// The instantiation for m rows (256-input chunks: 512-input ones were no faster at 1-16 rows on
+// an H200, docs/benchmarks/quantization.md).
+w4_detail::Instance instance(int32_t m) {
+  using namespace w4_detail;
+  switch (fragments(m)) {
+    case 1: return instance_mf1_c256();
+    case 2: return instance_mf2_c256();
+    case 4: return instance_mf4_c256();
+    default: return instance_mf8_c256();
+  }
+}
+
+// Writes W'[n, k'] = bf16(scale · (q − zero)) in packed input order. Block n writes row n, 8
+// inputs a thread: inputs k'..k'+7 (k' a multiple of 8) are nibble half h of registers
+// 2·(k'%16/8) + (n%16/8) in lanes 4·(n%8) .. +3, and become one 16-byte store.
 __global__ void w4_dequantize_kernel(W4Weight w, __nv_bfloat16* out) {
-  const size_t pieces = static_cast<size_t>(w.n) * w.k / 8;
   const auto* raw = reinterpret_cast<const uint32_t*>(w.words);
-  const int32_t steps = w.k / 64;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < pieces;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const int32_t n = static_cast<int32_t>(i / (w.k / 8)), k0 = static_cast<int32_t>(i % (w.k / 8)) * 8;
-    const int32_t step = k0 / 64, tile = (k0 % 64) / 16, hi_cols = (k0 % 16) / 8, rr = n % 16;
-    const int reg = 2 * hi_cols + rr / 8;
-    const size_t base = ((static_cast<size_t>(n / 16) * steps + step) * 32 + 4 * (rr % 8)) * 4 + tile;
+  const int32_t n = blockIdx.x, steps = w.k / 64, rr = n % 16;
+  const uint32_t* row_words = raw + (static_cast<size_t>(n / 16) * steps * 32 + 4 * (rr % 8)) * 4;
+  __nv_bfloat16* row_out = out + static_cast<size_t>(n) * w.k;
+  for (int32_t k0 = threadIdx.x * 8; k0 < w.k; k0 += blockDim.x * 8) {
+    const int32_t step = k0 / 64, tile = (k0 % 64) / 16, reg = 2 * ((k0 % 16) / 8) + rr / 8;
+    const uint32_t* words = row_words + step * 128 + tile;
     const size_t g = static_cast<size_t>(k0 / w.group_size) * w.n + n;
     const float zero = __uint_as_float((w.zeros[g] & 0xFFFFu) << 16) - 128.f, scale = w.scales[g];
     __align__(16) __nv_bfloat16 v[8];
 #pragma unroll
     for (int t = 0; t < 4; ++t) {  // lane 4·(n%8) + t holds inputs 2t, 2t + 1 of these 8
-      const uint32_t word = __ldg(raw + base + t * 4);
+      const uint32_t word = __ldg(words + t * 4);
       v[2 * t] = __float2bfloat16(scale * (static_cast<float>((word >> (4 * reg)) & 0xFu) - zero));
       v[2 * t + 1] = __float2bfloat16(scale * (static_cast<float>((word >> (4 * reg + 16)) & 0xFu) - zero));
     }
-    *reinterpret_cast<uint4*>(out + static_cast<size_t>(n) * w.k + k0) = *reinterpret_cast<const uint4*>(v);
+    *reinterpret_cast<uint4*>(row_out + k0) = *reinterpret_cast<const uint4*>(v);
   }
 }
 
@@ -61,10 +71,10 @@ __global__ void w4_permute_kernel(const __nv_bfloat16* x, const int32_t* perm, _
 int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k) {
   const int32_t blocks = (n / 16 + w4_detail::kWarps - 1) / w4_detail::kWarps;
   const int32_t steps = k / 64;
-  // Enough blocks to keep every SM streaming; with more rows each block has more to compute and
-  // each split more partial sums to write, so fewer suffice.
-  const int32_t per_sm = m <= 16 ? 4 : m <= 32 ? 2 : 1;
-  int32_t splits = std::max(1, (per_sm * sm_count() + blocks - 1) / blocks);
+  // One wave: as many splits as the SMs hold blocks beside the outputs' blocks, so that no block
+  // waits for a second wave and HBM sees every SM streaming.
+  const int32_t capacity = instance(m).resident() * sm_count();
+  int32_t splits = std::max(1, capacity / blocks);
   splits = std::min(splits, steps);
   const int32_t per = (steps + splits - 1) / splits;
   return (steps + per - 1) / per;
@@ -80,7 +90,7 @@ size_t w4_gemm_counters(int32_t n) {
 
 cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   const W4Weight& w = a.w;
-  if (a.m < 1 || a.m > kW4GemmMaxRows || w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 16 != 0 ||
+  if (a.m < 1 || a.m > kW4GemmMaxRows || w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 64 != 0 ||
       w.group_size <= 0 || a.x == nullptr || w.words == nullptr)
     return cudaErrorInvalidValue;
   if ((a.output == W4Output::kBf16 && a.y == nullptr) || (a.output == W4Output::kAddToResidual && !a.residual))
@@ -101,20 +111,13 @@ cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   p.partials = a.partials;
   p.counters = a.counters;
   const dim3 grid(static_cast<unsigned>(w4_gemm_counters(w.n)), static_cast<unsigned>(splits));
-  switch (fragments(a.m)) {
-    case 1: return w4_detail::launch_mf1(p, grid, stream);
-    case 2: return w4_detail::launch_mf2(p, grid, stream);
-    case 4: return w4_detail::launch_mf4(p, grid, stream);
-    default: return w4_detail::launch_mf8(p, grid, stream);
-  }
+  return instance(a.m).launch(p, grid, stream);
 }
 
 cudaError_t launch_w4_dequantize(const W4Weight& w, __nv_bfloat16* out, cudaStream_t stream) {
-  if (w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 16 != 0 || w.group_size <= 0 || out == nullptr)
+  if (w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 64 != 0 || w.group_size <= 0 || out == nullptr)
     return cudaErrorInvalidValue;
-  const size_t pieces = static_cast<size_t>(w.n) * w.k / 8;
-  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((pieces + 255) / 256, 132u * 16));
-  w4_dequantize_kernel<<<blocks, 256, 0, stream>>>(w, out);
+  w4_dequantize_kernel<<<static_cast<unsigned>(w.n), 128, 0, stream>>>(w, out);
   return cudaGetLastError();
 }
 

@@ -1,18 +1,22 @@
-// The W4A16 tensor-core kernel of w4_gemm.h; instantiated per MF (8-row fragments of x) in its own
-// .cu files. Layouts are those of gpu/quant/int4_tiles.h.
+// The W4A16 tensor-core kernel of w4_gemm.h; instantiated per MF (8-row fragments of x) and CHUNK
+// (inputs per staged chunk) in its own .cu files. Layouts are those of gpu/quant/int4_tiles.h.
 //
 // Work: a block of kWarps warps owns kWarps · 16 outputs and one split of the inputs; each warp
-// owns 16 outputs (one mma A tile per 16 inputs). The block walks its inputs in chunks of kChunk:
+// owns 16 outputs (one mma A tile per 16 inputs). The block walks its inputs in chunks:
 //   - x[rows, chunk] is staged in shared memory by cp.async, double-buffered, rows past m zero
 //     (through perm for act-order layers, by plain loads);
-//   - each lane holds the next chunk's int4 words in registers (4 × 16 bytes), loaded a chunk
+//   - each lane holds the next chunk's int4 words in registers (CHUNK / 64 × 16 bytes), loaded a chunk
 //     ahead: the weights are read once, straight from HBM to registers, and nothing waits on them
 //     but the mma that uses them;
 //   - B fragments come from shared memory by ldmatrix (the row stride is padded by 16 bytes so the
 //     8 rows of a matrix fall in different banks).
 // A fragment register j is (128 + q) from one shift and one lop3 (mask and the exponent bits of
-// 128.0), minus bf16(128 + zero): an exact small integer. A group's products are summed in float32
-// and scaled once at the group's end, in float32.
+// 128.0), minus bf16(128 + zero): an exact small integer. A group is a multiple of 64 inputs, so
+// each 64-input step lies in one group: the step's four mma sum in float32 (two accumulator sets,
+// so that an mma does not wait for the previous one) and the sum is scaled into the total once,
+// in float32. The staging writes every step's scales and zeros beside x (copied from its
+// group's), so the loop has no branch and the compiler interleaves one tile's dequantization
+// with the previous tile's mma.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -28,13 +32,23 @@ namespace zinfer::gpu::cuda::w4_detail {
 
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kChunk = 256;                 // inputs staged per buffer
-constexpr int kStepsPerChunk = kChunk / 64; // 16-byte weight loads per lane per chunk
-constexpr int kRowPad = 8;                  // bf16 elements of padding per staged row
+constexpr int kRows = kWarps * 16;  // outputs per block
+constexpr int kRowPad = 8;          // bf16 elements of padding per staged row
 
-template <int MF>
-constexpr int smem_bytes() {
-  return 2 * MF * 8 * (kChunk + kRowPad) * 2;
+// Shared memory of one buffer (CHUNK inputs; CHUNK / 64 16-byte weight loads per lane): x
+// [MF·8][CHUNK + pad] bf16, then per 64-input step the block's outputs' scales [CHUNK/64][64]
+// float and zeros [CHUNK/64][64] uint32.
+template <int MF, int CHUNK>
+__host__ __device__ constexpr int x_bytes() {
+  return MF * 8 * (CHUNK + kRowPad) * 2;
+}
+template <int MF, int CHUNK>
+__host__ __device__ constexpr int buffer_bytes() {
+  return x_bytes<MF, CHUNK>() + 2 * (CHUNK / 64) * kRows * 4;
+}
+template <int MF, int CHUNK>
+__host__ __device__ constexpr int smem_bytes() {
+  return 2 * buffer_bytes<MF, CHUNK>();
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
@@ -43,9 +57,9 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
                : "r"(addr));
 }
 
+// c += a · b
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -96,7 +110,7 @@ struct Params {
 
 // Stages x[0..MF·8)[k0 .. k0 + steps·64) into xs (row stride kChunk + kRowPad); rows ≥ m and
 // columns past the chunk's end are zero.
-template <int MF>
+template <int MF, int kChunk>
 __device__ __forceinline__ void stage_x(const Params& p, __nv_bfloat16* xs, int32_t k0, int32_t steps) {
   constexpr int kPieces = kChunk / 8;  // 16-byte pieces per row
   const int32_t K = p.w.k;
@@ -119,14 +133,37 @@ __device__ __forceinline__ void stage_x(const Params& p, __nv_bfloat16* xs, int3
       *reinterpret_cast<uint4*>(dst) = v;
     }
   }
+}
+
+// Stages each step's scales and zeros (its group's) of the block's outputs: tables [steps][64],
+// scales first; outputs past N and steps past the chunk's end read as zeros.
+template <int kChunk>
+__device__ __forceinline__ void stage_scales(const Params& p, unsigned char* tables, int32_t k0, int32_t steps) {
+  constexpr int kTiles = kChunk / 64, kPieces = kRows / 4;  // (steps here) 16-byte pieces (4 outputs) per step
+  const int32_t N = p.w.n, n0 = blockIdx.x * kRows;
+  for (int i = threadIdx.x; i < 2 * kTiles * kPieces; i += kThreads) {
+    const int table = i / (kTiles * kPieces), at = i % (kTiles * kPieces);
+    const int tile = at / kPieces, piece = at % kPieces;
+    const int32_t n = n0 + piece * 4;
+    const bool valid = n < N && tile < steps;
+    const size_t src = valid ? static_cast<size_t>((k0 + tile * 64) / p.w.group_size) * N + n : 0;
+    const void* from = table == 0 ? static_cast<const void*>(p.w.scales + src) : static_cast<const void*>(p.w.zeros + src);
+    cp_async16(smem_u32(tables + (static_cast<size_t>(table) * kTiles * kRows + tile * kRows + piece * 4) * 4), from,
+               valid ? 16u : 0u);
+  }
+}
+
+template <int MF, int kChunk>
+__device__ __forceinline__ void stage_chunk(const Params& p, unsigned char* buffer, int32_t k0, int32_t steps) {
+  stage_x<MF, kChunk>(p, reinterpret_cast<__nv_bfloat16*>(buffer), k0, steps);
+  stage_scales<kChunk>(p, buffer + x_bytes<MF, kChunk>(), k0, steps);
   cp_async_commit();
 }
 
-template <int MF>
+template <int MF, int kChunk>
 __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
+  constexpr int kStepsPerChunk = kChunk / 64, kSets = 2, kBuffer = buffer_bytes<MF, kChunk>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  auto* xs = reinterpret_cast<__nv_bfloat16*>(smem_raw);
-  constexpr int kBuf = MF * 8 * (kChunk + kRowPad);
   __shared__ uint32_t last_block;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -139,6 +176,7 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
   const int32_t steps = max(0, min(p.steps_per_split, ksteps - step0));
   const int32_t chunks = (steps + kStepsPerChunk - 1) / kStepsPerChunk;
   const int r = lane / 4;  // the fragment's rows r and r + 8
+  const int32_t n_r = (active ? ntile : 0) * 16 + r;
 
   const uint4* wp = p.w.words + (static_cast<size_t>(active ? ntile : 0) * ksteps + step0) * 32 + lane;
   uint4 cur[kStepsPerChunk], nxt[kStepsPerChunk];
@@ -146,34 +184,27 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
   for (int s = 0; s < kStepsPerChunk; ++s)
     cur[s] = (active && s < steps) ? load_words(wp + s * 32) : make_uint4(0, 0, 0, 0);
 
-  // Group state: the current group's zeros (for the subtraction) and scales (at its end).
-  const int32_t gs = p.w.group_size;
-  const int32_t n_r = (active ? ntile : 0) * 16 + r;
-  int32_t group = (step0 * 64) / gs;
-  int32_t group_end = (group + 1) * gs;
-  uint32_t zr = p.w.zeros[static_cast<size_t>(group) * N + n_r], zr8 = p.w.zeros[static_cast<size_t>(group) * N + n_r + 8];
-  float sr = p.w.scales[static_cast<size_t>(group) * N + n_r], sr8 = p.w.scales[static_cast<size_t>(group) * N + n_r + 8];
-
-  float acc[MF][4], total[MF][4];
+  float total[MF][4];
 #pragma unroll
   for (int j = 0; j < MF; ++j)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[j][e] = 0.f, total[j][e] = 0.f;
+    for (int e = 0; e < 4; ++e) total[j][e] = 0.f;
 
   wait_for_previous_kernel();  // x (and the residual) come from the kernels before
-  if (chunks > 0) stage_x<MF>(p, xs, step0 * 64, min(steps, kStepsPerChunk));
+  if (chunks > 0) stage_chunk<MF, kChunk>(p, smem_raw, step0 * 64, min(steps, kStepsPerChunk));
 
   // ldmatrix addresses: lane i gives row i % 8 of matrix i / 8; matrices (tile lo, tile hi, next
   // tile lo, next tile hi) of fragment j.
   const int mi = lane / 8, mr = lane % 8;
   const uint32_t lane_off = static_cast<uint32_t>((mr * (kChunk + kRowPad) + (mi & 1) * 8 + (mi >> 1) * 16) * 2);
+  const int srow = warp * 16 + r;  // the lane's first output among the block's 64
 
   for (int32_t c = 0; c < chunks; ++c) {
     const int32_t cstep = step0 + c * kStepsPerChunk;
     const int32_t csteps = min(kStepsPerChunk, steps - c * kStepsPerChunk);
     if (c + 1 < chunks) {
       const int32_t nsteps = min(kStepsPerChunk, steps - (c + 1) * kStepsPerChunk);
-      stage_x<MF>(p, xs + ((c + 1) & 1) * kBuf, (cstep + kStepsPerChunk) * 64, nsteps);
+      stage_chunk<MF, kChunk>(p, smem_raw + ((c + 1) & 1) * kBuffer, (cstep + kStepsPerChunk) * 64, nsteps);
 #pragma unroll
       for (int s = 0; s < kStepsPerChunk; ++s)
         nxt[s] = (active && s < nsteps) ? load_words(wp + ((c + 1) * kStepsPerChunk + s) * 32)
@@ -183,11 +214,21 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
       cp_async_wait<0>();
     }
     __syncthreads();
-    const uint32_t base = smem_u32(xs + (c & 1) * kBuf) + lane_off;
+    unsigned char* buffer = smem_raw + (c & 1) * kBuffer;
+    const uint32_t base = smem_u32(buffer) + lane_off;
+    const float* scales = reinterpret_cast<const float*>(buffer + x_bytes<MF, kChunk>()) + srow;
+    const uint32_t* zeros = reinterpret_cast<const uint32_t*>(scales + kStepsPerChunk * kRows);
+    if (active) {
 #pragma unroll
-    for (int s = 0; s < kStepsPerChunk; ++s) {
-      if (s < csteps && active) {
+      for (int s = 0; s < kStepsPerChunk; ++s) {
+        // Steps past the chunk's end have zero words, zeros and scales: they add 0.
         const uint32_t words[4] = {cur[s].x, cur[s].y, cur[s].z, cur[s].w};
+        const uint32_t zr = zeros[s * kRows], zr8 = zeros[s * kRows + 8];
+        float acc[kSets][MF][4];
+#pragma unroll
+        for (int a = 0; a < kSets; ++a)
+#pragma unroll
+          for (int j = 0; j < MF; ++j) acc[a][j][0] = acc[a][j][1] = acc[a][j][2] = acc[a][j][3] = 0.f;
 #pragma unroll
         for (int pair = 0; pair < 2; ++pair) {
           uint32_t b[MF][4];
@@ -197,25 +238,19 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
                         b[j][1], b[j][2], b[j][3]);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int32_t k = (cstep + s) * 64 + pair * 32 + h * 16;
-            if (k >= group_end) {  // the group ends: scale its sum, take the next group's values
-#pragma unroll
-              for (int j = 0; j < MF; ++j) {
-                total[j][0] += acc[j][0] * sr, total[j][1] += acc[j][1] * sr;
-                total[j][2] += acc[j][2] * sr8, total[j][3] += acc[j][3] * sr8;
-                acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-              }
-              group = k / gs;
-              group_end = (group + 1) * gs;
-              const size_t at = static_cast<size_t>(group) * N + n_r;
-              zr = p.w.zeros[at], zr8 = p.w.zeros[at + 8];
-              sr = p.w.scales[at], sr8 = p.w.scales[at + 8];
-            }
             uint32_t a[4];
             dequantize_tile(words[pair * 2 + h], zr, zr8, a);
 #pragma unroll
-            for (int j = 0; j < MF; ++j) mma_bf16(acc[j], a, b[j][2 * h], b[j][2 * h + 1]);
+            for (int j = 0; j < MF; ++j) mma_bf16(acc[h][j], a, b[j][2 * h], b[j][2 * h + 1]);
           }
+        }
+        const float sr = scales[s * kRows], sr8 = scales[s * kRows + 8];
+#pragma unroll
+        for (int j = 0; j < MF; ++j) {
+          total[j][0] = fmaf(acc[0][j][0] + acc[1][j][0], sr, total[j][0]);
+          total[j][1] = fmaf(acc[0][j][1] + acc[1][j][1], sr, total[j][1]);
+          total[j][2] = fmaf(acc[0][j][2] + acc[1][j][2], sr8, total[j][2]);
+          total[j][3] = fmaf(acc[0][j][3] + acc[1][j][3], sr8, total[j][3]);
         }
       }
     }
@@ -224,11 +259,6 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
     for (int s = 0; s < kStepsPerChunk; ++s) cur[s] = nxt[s];
   }
   allow_next_kernel();
-#pragma unroll
-  for (int j = 0; j < MF; ++j) {
-    total[j][0] += acc[j][0] * sr, total[j][1] += acc[j][1] * sr;
-    total[j][2] += acc[j][2] * sr8, total[j][3] += acc[j][3] * sr8;
-  }
 
   if (p.splits > 1) {
     // Partials [split][ntile][MF·4][32 lanes]: each lane writes and reads back its own values.
@@ -240,9 +270,11 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) mine[(j * 4 + e) * 32] = total[j][e];
     }
-    __threadfence();
+    // The block's partials, then one release: the barrier orders every thread's writes before
+    // thread 0's fence, whose cumulativity carries them to the block that counts last.
     __syncthreads();
     if (threadIdx.x == 0) {
+      __threadfence();
       const uint32_t done = atomicAdd(p.counters + blockIdx.x, 1u);
       last_block = done == static_cast<uint32_t>(p.splits - 1);
       if (last_block) p.counters[blockIdx.x] = 0;  // ready for the next launch (and graph replay)
