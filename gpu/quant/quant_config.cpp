@@ -159,6 +159,12 @@ void read_ct_weights(const json& w, CtGroup& g, const std::string& path, const s
   refuse_unknown(w, {"num_bits", "type", "symmetric", "group_size", "strategy", "block_structure", "dynamic",
                      "actorder", "scale_dtype", "zp_dtype"},
                  o, path + ".", kCtArgsInformational);
+  // Typed here so that an error names the whole path (the readers below name the key alone).
+  for (const char* key : {"num_bits", "group_size"})
+    if (const json* v = field(w, key); v && !v->is_number_integer()) fail(o, path + "." + key + " is not an integer");
+  if (const json* v = field(w, "symmetric"); v && !v->is_boolean()) fail(o, path + ".symmetric is not a boolean");
+  for (const char* key : {"type", "strategy", "scale_dtype", "zp_dtype"})
+    if (const json* v = field(w, key); v && !v->is_string()) fail(o, path + "." + key + " is not a string");
   g.bits = int_field(w, "num_bits", 8, o);
   if (g.bits != 4 && g.bits != 8)
     fail(o, path + ".num_bits " + std::to_string(g.bits) + " is not supported for pack-quantized (4, 8)");
@@ -166,7 +172,6 @@ void read_ct_weights(const json& w, CtGroup& g, const std::string& path, const s
     fail(o, path + ".type '" + type + "' is not supported for pack-quantized (int; float weights are FP8)");
   g.sym = bool_field(w, "symmetric", true, o);
   const json* gs = field(w, "group_size");
-  if (gs && !gs->is_number_integer()) fail(o, path + ".group_size is not an integer");
   std::string strategy = lower(string_field(w, "strategy", "", o));
   if (strategy.empty()) strategy = !gs ? "tensor" : gs->get<int64_t>() == -1 ? "channel" : "group";
   if (strategy == "group") {

@@ -177,6 +177,10 @@ TEST(CompressedTensorsConfig, RefusesWhatIsNotWeightOnlyIntegerNamingTheField) {
       {[](json& q) { q["config_groups"] = json::parse(R"({"FP8_DYNAMIC": ["Linear"]})"); },
        "preset scheme 'FP8_DYNAMIC'"},
       {[](json& q) { q["config_groups"] = json::object(); }, "config_groups is missing or empty"},
+      {[](json& q) { q["config_groups"]["group_0"]["weights"]["symmetric"] = "yes"; },
+       "config_groups.group_0.weights.symmetric is not a boolean"},
+      {[](json& q) { q["config_groups"]["group_0"]["weights"]["num_bits"] = "4"; },
+       "config_groups.group_0.weights.num_bits is not an integer"},
       {[](json& q) { q["ignore"] = "lm_head"; }, "ignore is not a list"},
       {[](json& q) { q["ignore"] = json::array({"re:(unclosed"}); }, "ignore entry 're:(unclosed'"},
   };
