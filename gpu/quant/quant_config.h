@@ -30,8 +30,8 @@ struct QuantConfig {
   Method method = Method::kNone;
   int32_t bits = 16;
   int32_t group_size = -1;   // -1: one group over the whole input dimension
-  bool desc_act = false;     // GPTQ act-order: g_idx maps each input row to its group
-  bool sym = true;           // GPTQ: symmetric (zero point 2^(bits-1))
+  bool desc_act = false;     // act-order (GPTQ desc_act, compressed-tensors actorder "group"): g_idx maps inputs to groups
+  bool sym = true;           // symmetric: every zero point is 2^(bits-1) in the unsigned form
   bool zeros_offset = true;  // GPTQ v1 ("gptq") stores zero - 1; gptq_v2 stores the zero itself
   bool lm_head = false;      // GPTQ: lm_head is quantized too
   std::vector<std::string> modules_to_not_convert;  // AWQ: module prefixes kept unquantized
