@@ -114,7 +114,7 @@ std::optional<IntWeight> CheckpointReader::get_int(const std::string& name, cons
 
 bool CheckpointReader::stores_quantized(const std::string& name) const {
   if (!config_.quantized() || !ends_with(name, ".weight")) return false;
-  return checkpoint_.has(name.substr(0, name.size() - 6) + "qweight");
+  return checkpoint_.has(name.substr(0, name.size() - 6) + layout_of(config_.method).packed);
 }
 
 ResolvedTensor CheckpointReader::get(const std::string& name, const std::vector<int64_t>& shape) {
