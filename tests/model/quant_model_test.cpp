@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -20,6 +21,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/model_config.h"
+#include "gpu/quant/checkpoint_reader.h"
 #include "gpu/quant/dequantize.h"
 #include "gpu/safetensors.h"
 #include "gpu/safetensors_writer.h"
@@ -338,6 +340,26 @@ TEST(QuantizedCheckpoint, CompressedTensorsRefusesWhatDisagreesNamingTheTensor) 
                             f.tensors.at(std::string("model.layers.0.mlp.up_proj.") + role);
                     }),
          {"model.layers.0.mlp.extra_proj.weight_packed", "does not read"});
+}
+
+// What a backend that keeps layers quantized sizes its storage by (the CUDA store's int4 layers):
+// each format's packed tensor, a dense layer not.
+TEST(QuantizedCheckpoint, StoresQuantizedKnowsEachFormatsPackedTensor) {
+  for (const std::string fixture : {"llama_gptq", "llama_awq", "llama_ct"}) {
+    SCOPED_TRACE(fixture);
+    const WeightSet weights((kFixtures / fixture).string());
+    const ModelConfig config = parse_model_config(
+        [&] {
+          std::ifstream in(kFixtures / fixture / "config.json");
+          return std::string(std::istreambuf_iterator<char>(in), {});
+        }(),
+        "", fixture);
+    const quant::CheckpointReader reader(weights, config.quantization);
+    EXPECT_TRUE(reader.stores_quantized("model.layers.1.mlp.down_proj.weight"));
+    EXPECT_TRUE(reader.stores_quantized("model.layers.0.self_attn.q_proj.weight"));
+    EXPECT_FALSE(reader.stores_quantized("model.embed_tokens.weight"));
+    EXPECT_FALSE(reader.stores_quantized("lm_head.weight"));
+  }
 }
 
 }  // namespace
