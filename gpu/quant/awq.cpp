@@ -48,6 +48,7 @@ IntWeight unpack(const QuantConfig& c, const QuantizedTensors& t) {
   switch (c.method) {
     case Method::kGptq: return unpack_gptq(c, t);
     case Method::kAwq: return unpack_awq(c, t);
+    case Method::kCompressedTensors: return unpack_compressed_tensors(c, t);
     case Method::kNone: break;
   }
   throw SafetensorsError("a quantized layer read for a checkpoint that is not quantized");

@@ -1,11 +1,14 @@
 // Checkpoint tensors as a weight store asks for them (gpu/models/weight_store.h names
 // `<prefix>.weight`): a quantized linear layer is stored as `<prefix>.qweight`, `.qzeros`,
-// `.scales` (and GPTQ's `.g_idx`) instead, and is handed back dequantized to float32 [N, K]
-// (dequantize.h), the whole tensor; the store then slices it like any other (a tensor-parallel
-// rank's rows or columns). Layers kept unquantized (lm_head, embeddings, norms) are read as they
-// are. Whether a layer is quantized is what the checkpoint holds, checked against the config:
-// both `.weight` and `.qweight`, a quantized module that modules_to_not_convert lists, or an
-// lm_head that disagrees with quantization_config.lm_head is an error naming the tensor.
+// `.scales` (and GPTQ's `.g_idx`) for GPTQ/AWQ, or `<prefix>.weight_packed`, `.weight_scale`,
+// `.weight_shape` (and `.weight_zero_point`, `.weight_g_idx`) for compressed-tensors, instead, and
+// is handed back dequantized to float32 [N, K] (dequantize.h), the whole tensor; the store then
+// slices it like any other (a tensor-parallel rank's rows or columns). Layers kept unquantized
+// (lm_head, embeddings, norms) are read as they are. Whether a layer is quantized is what the
+// checkpoint holds, checked against the config: both `.weight` and the packed tensor, a quantized
+// module that modules_to_not_convert or ignore lists, an lm_head that disagrees with
+// quantization_config.lm_head, a packed layer no config_groups target names or a dense linear
+// layer one does (and ignore does not list) is an error naming the tensor.
 #pragma once
 
 #include <map>

@@ -10,6 +10,14 @@
 //   AWQ GEMM (AutoAWQ):  qweight int32 [K, N/8]: columns 8j..8j+7 of row k in word j, column
 //     8j+c at nibble (c%2)·4 + c/2 (AutoAWQ packs in the order 0 2 4 6 1 3 5 7); qzeros
 //     [groups, N/8] packed the same way, holding the zero; scales [groups, N]; group k / group_size.
+//   compressed-tensors pack-quantized (the library's PackedQuantizationCompressor, as vLLM loads
+//     it):  weight_packed int32 [N, ceil(K/pack)]: input k of row n in word k/pack at bit
+//     (k%pack)·bits, the signed value plus 2^(bits−1) (a partial last word is zero-padded);
+//     weight_shape int64/int32 [2] the true [N, K]; weight_scale [N, groups] ([N, 1] channel, [1]
+//     tensor); weight_zero_point (asymmetric only) int32 [ceil(N/pack), groups] packed along N the
+//     same way, the signed zero plus 2^(bits−1) (strategy tensor: int8 [1], the signed zero);
+//     weight_g_idx int32 [K] under actorder "group". W = scale · (q_signed − zero_signed), which is
+//     the stored unsigned fields' difference: q and zero are read as IntWeight's unsigned form.
 // A missing tensor, a dtype or shape that disagrees, a group size that does not divide K, or a
 // g_idx outside the groups throws SafetensorsError naming the tensor and file (or the config field).
 #pragma once
@@ -27,7 +35,8 @@ struct QuantizedTensors {
   const TensorView* qweight = nullptr;
   const TensorView* qzeros = nullptr;
   const TensorView* scales = nullptr;
-  const TensorView* g_idx = nullptr;  // GPTQ only; may be absent unless desc_act
+  const TensorView* g_idx = nullptr;  // GPTQ, compressed-tensors; may be absent unless desc_act
+  const TensorView* shape = nullptr;  // compressed-tensors' weight_shape
 };
 
 struct DenseWeight {
@@ -39,6 +48,8 @@ struct DenseWeight {
 // Each format's tensors brought to the one integer form (int_weight.h).
 IntWeight unpack_gptq(const QuantConfig& config, const QuantizedTensors& t);
 IntWeight unpack_awq(const QuantConfig& config, const QuantizedTensors& t);
+// `config` is one layer's (layer_config()): its group's bits, group size, symmetry, act-order.
+IntWeight unpack_compressed_tensors(const QuantConfig& config, const QuantizedTensors& t);
 // Dispatches on config.method.
 IntWeight unpack(const QuantConfig& config, const QuantizedTensors& t);
 // unpack(), then IntWeight::to_dense().

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -57,10 +58,11 @@ const std::set<std::string> kInformational = {
     "modules_in_block_to_quantize", "use_cuda_fp16", "pad_token_id", "mse", "backend", "disable_exllama",
     "do_fuse", "fuse_max_seq_len", "modules_to_fuse", "quant_method", "bits", "group_size"};
 
-void refuse_unknown(const json& q, const std::set<std::string>& honoured, const std::string& origin) {
+void refuse_unknown(const json& q, const std::set<std::string>& honoured, const std::string& origin,
+                    const std::string& path = "", const std::set<std::string>& informational = kInformational) {
   for (const auto& [key, value] : q.items())
-    if (!honoured.count(key) && !kInformational.count(key))
-      fail(origin, key + " is not supported (a setting the loader does not know)");
+    if (!honoured.count(key) && !informational.count(key))
+      fail(origin, path + key + " is not supported (a setting the loader does not know)");
 }
 
 int32_t read_group_size(const json& q, const std::string& origin) {
@@ -109,6 +111,164 @@ void read_awq(const json& q, QuantConfig& c) {
   }
 }
 
+// compressed-tensors (the library's QuantizationConfig / QuantizationScheme / QuantizationArgs).
+// Top-level keys that do not change the stored tensors: quant_method (read above),
+// global_compression_ratio (a number the writer reports), version (the library version that
+// wrote it), run_compressed (transformers' choice to keep layers compressed in memory).
+const std::set<std::string> kCtInformational = {"quant_method", "global_compression_ratio", "version",
+                                                "run_compressed"};
+// QuantizationArgs keys that record how scales were calibrated, not how they are stored.
+const std::set<std::string> kCtArgsInformational = {"observer", "observer_kwargs"};
+// The presets a config group may name instead of spelling out its scheme ({"W4A16": ["Linear"]}),
+// the weight-only integer ones: bits, group size (-1: channel), symmetric.
+struct CtPreset {
+  const char* name;
+  int32_t bits, group_size;
+  bool sym;
+};
+constexpr CtPreset kCtPresets[] = {{"W4A16", 4, 128, true}, {"W4A16_ASYM", 4, 128, false}, {"W8A16", 8, 128, true}};
+constexpr const char* kPackQuantized = "pack-quantized";
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+  return s;
+}
+
+std::vector<std::string> string_list(const json* v, const std::string& path, const std::string& origin) {
+  std::vector<std::string> out;
+  if (!v) return out;
+  if (!v->is_array()) fail(origin, path + " is not a list");
+  for (const json& s : *v) {
+    if (!s.is_string()) fail(origin, path + " holds a non-string");
+    out.push_back(s.get<std::string>());
+    if (out.back().rfind("re:", 0) == 0) {  // a regex that does not compile is refused now, not at load
+      try {
+        std::regex r(out.back().substr(3));
+      } catch (const std::regex_error&) {
+        fail(origin, path + " entry '" + out.back() + "' is not a regular expression this loader reads");
+      }
+    }
+  }
+  return out;
+}
+
+// A group's "weights" QuantizationArgs, as the library validates them: the strategy inferred from
+// group_size when absent, group needs a positive group_size, actorder "group" needs strategy group.
+void read_ct_weights(const json& w, CtGroup& g, const std::string& path, const std::string& o) {
+  if (!w.is_object()) fail(o, path + " is not an object");
+  refuse_unknown(w, {"num_bits", "type", "symmetric", "group_size", "strategy", "block_structure", "dynamic",
+                     "actorder", "scale_dtype", "zp_dtype"},
+                 o, path + ".", kCtArgsInformational);
+  // Typed here so that an error names the whole path (the readers below name the key alone).
+  for (const char* key : {"num_bits", "group_size"})
+    if (const json* v = field(w, key); v && !v->is_number_integer()) fail(o, path + "." + key + " is not an integer");
+  if (const json* v = field(w, "symmetric"); v && !v->is_boolean()) fail(o, path + ".symmetric is not a boolean");
+  for (const char* key : {"type", "strategy", "scale_dtype", "zp_dtype"})
+    if (const json* v = field(w, key); v && !v->is_string()) fail(o, path + "." + key + " is not a string");
+  g.bits = int_field(w, "num_bits", 8, o);
+  if (g.bits != 4 && g.bits != 8)
+    fail(o, path + ".num_bits " + std::to_string(g.bits) + " is not supported for pack-quantized (4, 8)");
+  if (const std::string type = lower(string_field(w, "type", "int", o)); type != "int")
+    fail(o, path + ".type '" + type + "' is not supported for pack-quantized (int; float weights are FP8)");
+  g.sym = bool_field(w, "symmetric", true, o);
+  const json* gs = field(w, "group_size");
+  std::string strategy = lower(string_field(w, "strategy", "", o));
+  if (strategy.empty()) strategy = !gs ? "tensor" : gs->get<int64_t>() == -1 ? "channel" : "group";
+  if (strategy == "group") {
+    if (!gs || gs->get<int64_t>() <= 0)
+      fail(o, path + ".group_size " + (gs ? std::to_string(gs->get<int64_t>()) : std::string("null")) +
+                  " is not supported with strategy 'group' (a positive size)");
+    g.group_size = gs->get<int32_t>();
+  } else if (strategy == "channel" || strategy == "tensor") {
+    if (gs && gs->get<int64_t>() != -1)
+      fail(o, path + ".group_size " + std::to_string(gs->get<int64_t>()) + " contradicts strategy '" + strategy + "'");
+    g.group_size = -1;
+    g.per_tensor = strategy == "tensor";
+  } else {
+    fail(o, path + ".strategy '" + strategy + "' is not supported for pack-quantized (group, channel, tensor)");
+  }
+  if (field(w, "block_structure")) fail(o, path + ".block_structure is not supported (block strategy)");
+  if (const json* d = field(w, "dynamic"); d && !(d->is_boolean() && !d->get<bool>()))
+    fail(o, path + ".dynamic " + d->dump() + " is not supported (weights are stored: false)");
+  if (const json* a = field(w, "actorder")) {
+    // true and "dynamic" are the library's aliases of "group"; "weight" ("static") only changed the
+    // calibration order: the stored layer is an ordinary grouped one.
+    const std::string order = a->is_boolean() ? (a->get<bool>() ? "group" : "") : a->is_string() ? lower(a->get<std::string>()) : "?";
+    if (order == "group" || order == "dynamic") g.act_order = true;
+    else if (order != "" && order != "weight" && order != "static")
+      fail(o, path + ".actorder " + a->dump() + " is not supported (null, group, weight)");
+    if (g.act_order && strategy != "group") fail(o, path + ".actorder 'group' needs strategy 'group'");
+  }
+  if (const std::string s = string_field(w, "scale_dtype", "torch.float16", o);
+      s != "torch.float16" && s != "torch.bfloat16" && s != "torch.float32")
+    fail(o, path + ".scale_dtype '" + s + "' is not supported (torch.float16, torch.bfloat16, torch.float32)");
+  if (const std::string z = string_field(w, "zp_dtype", "torch.int8", o); z != "torch.int8")
+    fail(o, path + ".zp_dtype '" + z + "' is not supported (torch.int8)");
+}
+
+void read_compressed_tensors(const json& q, QuantConfig& c) {
+  const std::string& o = c.origin;
+  refuse_unknown(q, {"config_groups", "format", "ignore", "kv_cache_scheme", "sparsity_config", "transform_config",
+                     "quantization_status"},
+                 o, "", kCtInformational);
+  const std::string format = string_field(q, "format", "", o);
+  if (format.empty()) fail(o, "format is missing (pack-quantized)");
+  if (format != kPackQuantized && format != "mixed-precision")
+    fail(o, "format '" + format + "' is not supported yet (pack-quantized: weight-only int4/int8)");
+  if (const std::string status = string_field(q, "quantization_status", "compressed", o); status != "compressed")
+    fail(o, "quantization_status '" + status + "' is not supported (compressed: the tensors stored packed)");
+  if (field(q, "kv_cache_scheme"))
+    fail(o, "kv_cache_scheme is not supported (a quantized KV cache from the checkpoint is not loaded)");
+  if (const json* s = field(q, "sparsity_config"); s && !(s->is_object() && s->empty()))
+    fail(o, "sparsity_config is not supported (sparse checkpoints are not loaded)");
+  if (const json* t = field(q, "transform_config"); t && !(t->is_object() && t->empty()))
+    fail(o, "transform_config is not supported (rotated weights are not loaded)");
+  c.ignore = string_list(field(q, "ignore"), "ignore", o);
+
+  const json* groups = field(q, "config_groups");
+  if (!groups || !groups->is_object() || groups->empty()) fail(o, "config_groups is missing or empty");
+  for (const auto& [name, scheme] : groups->items()) {
+    const std::string path = "config_groups." + name;
+    CtGroup g;
+    g.name = name;
+    if (scheme.is_array()) {  // a preset name with its targets
+      const CtPreset* preset = nullptr;
+      for (const CtPreset& p : kCtPresets)
+        if (upper(name) == p.name) preset = &p;
+      if (!preset) fail(o, path + " names preset scheme '" + name + "', which is not supported (W4A16, W4A16_ASYM, W8A16)");
+      g.targets = string_list(&scheme, path, o);
+      g.bits = preset->bits, g.group_size = preset->group_size, g.sym = preset->sym;
+      if (format != kPackQuantized) fail(o, path + " has no format of its own under format '" + format + "'");
+    } else {
+      if (!scheme.is_object()) fail(o, path + " is not an object");
+      refuse_unknown(scheme, {"targets", "weights", "input_activations", "output_activations", "format"}, o, path + ".",
+                     {});
+      g.targets = string_list(field(scheme, "targets"), path + ".targets", o);
+      if (field(scheme, "input_activations"))
+        fail(o, path + ".input_activations is not supported (weight-only W4A16/W8A16 is loaded; quantized "
+                       "activations, W8A8 and FP8, are not)");
+      if (field(scheme, "output_activations")) fail(o, path + ".output_activations is not supported");
+      const std::string own = string_field(scheme, "format", format == "mixed-precision" ? "" : format, o);
+      if (own != kPackQuantized)
+        fail(o, path + ".format '" + own + "' is not supported yet (pack-quantized: weight-only int4/int8)");
+      const json* w = field(scheme, "weights");
+      if (!w) fail(o, path + ".weights is missing (a group that quantizes no weight)");
+      read_ct_weights(*w, g, path + ".weights", o);
+    }
+    if (g.targets.empty()) fail(o, path + ".targets is missing or empty");
+    c.groups.push_back(std::move(g));
+  }
+  // The whole-config fields describe the first group; each layer is unpacked with its own group's.
+  c.bits = c.groups.front().bits;
+  c.group_size = c.groups.front().group_size;
+  c.sym = c.groups.front().sym;
+}
+
+// The library matches a "re:" target with Python's re.match: anchored at the start only.
+bool regex_matches(const std::string& pattern, const std::string& name) {
+  return std::regex_search(name, std::regex(pattern), std::regex_constants::match_continuous);
+}
+
 }  // namespace
 
 const char* method_name(Method m) {
@@ -116,6 +276,7 @@ const char* method_name(Method m) {
     case Method::kNone: return "none";
     case Method::kGptq: return "gptq";
     case Method::kAwq: return "awq";
+    case Method::kCompressedTensors: return "compressed-tensors";
   }
   return "?";
 }
@@ -133,11 +294,48 @@ QuantConfig parse_quant_config(const std::string& text, const std::string& origi
   const std::string method = string_field(q, "quant_method", "", origin);
   if (method == "gptq") c.method = Method::kGptq, read_gptq(q, c);
   else if (method == "awq") c.method = Method::kAwq, read_awq(q, c);
+  else if (method == "compressed-tensors") c.method = Method::kCompressedTensors, read_compressed_tensors(q, c);
   else if (method.empty()) fail(origin, "quant_method is missing");
   else
-    fail(origin, "quant_method '" + method + "' is not supported (gptq, awq; compressed-tensors and fp8 are not "
+    fail(origin, "quant_method '" + method + "' is not supported (gptq, awq, compressed-tensors; fp8 is not "
                  "loaded yet)");
   return c;
+}
+
+bool ct_ignored(const QuantConfig& c, const std::string& module) {
+  for (const std::string& entry : c.ignore)
+    if (entry.rfind("re:", 0) == 0 ? regex_matches(entry.substr(3), module) : entry == module) return true;
+  return false;
+}
+
+const CtGroup* ct_group_of(const QuantConfig& c, const std::string& module, bool linear) {
+  // Rank 0: the exact name; 1: a regex; 2: the class "Linear".
+  for (int rank = 0; rank < 3; ++rank) {
+    const CtGroup* found = nullptr;
+    for (const CtGroup& g : c.groups)
+      for (const std::string& t : g.targets) {
+        const bool hit = rank == 0 ? t == module
+                       : rank == 1 ? t.rfind("re:", 0) == 0 && regex_matches(t.substr(3), module)
+                                   : t == "Linear" && linear;
+        if (!hit || found == &g) continue;
+        if (found)
+          throw ModelConfigError(c.origin + ": quantization_config.config_groups." + found->name + " and " + g.name +
+                                 " both target " + module);
+        found = &g;
+      }
+    if (found) return found;
+  }
+  return nullptr;
+}
+
+QuantConfig layer_config(const QuantConfig& c, const CtGroup& g) {
+  QuantConfig layer = c;
+  layer.bits = g.bits;
+  layer.group_size = g.group_size;
+  layer.sym = g.sym;
+  layer.desc_act = g.act_order;
+  layer.per_tensor = g.per_tensor;
+  return layer;
 }
 
 }  // namespace zinfer::gpu::quant

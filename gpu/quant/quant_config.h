@@ -1,6 +1,7 @@
 // The quantization_config of a Hugging Face config.json: which quantized format the checkpoint's
 // linear layers are stored in. Read as the formats' own projects write it (AutoGPTQ / GPTQModel
-// for "gptq", AutoAWQ for "awq"). Every setting the loaders cannot honour is a ModelConfigError
+// for "gptq", AutoAWQ for "awq", the compressed-tensors library and vLLM's loader of it for
+// "compressed-tensors"). Every setting the loaders cannot honour is a ModelConfigError
 // naming the field and the file; keys that only record how the checkpoint was calibrated (damping,
 // dataset, ...) do not change the stored tensors and are accepted, any other key is refused.
 #pragma once
@@ -11,17 +12,32 @@
 
 namespace zinfer::gpu::quant {
 
-enum class Method { kNone, kGptq, kAwq };
+enum class Method { kNone, kGptq, kAwq, kCompressedTensors };
+
+// compressed-tensors: one entry of config_groups, the weight scheme of the modules it targets
+// (weight-only integer "pack-quantized"; everything else is refused when parsed).
+struct CtGroup {
+  std::string name;                  // its key in config_groups
+  std::vector<std::string> targets;  // "Linear" (every linear layer), "re:<regex>", or a module name
+  int32_t bits = 4;
+  int32_t group_size = -1;           // strategy "group": its size; "channel" and "tensor": -1
+  bool per_tensor = false;           // strategy "tensor": one scale (and zero) for the whole layer
+  bool sym = true;
+  bool act_order = false;            // actorder "group": weight_g_idx maps each input to its group
+};
 
 struct QuantConfig {
   Method method = Method::kNone;
   int32_t bits = 16;
   int32_t group_size = -1;   // -1: one group over the whole input dimension
-  bool desc_act = false;     // GPTQ act-order: g_idx maps each input row to its group
-  bool sym = true;           // GPTQ: symmetric (zero point 2^(bits-1))
+  bool desc_act = false;     // act-order (GPTQ desc_act, compressed-tensors actorder "group"): g_idx maps inputs to groups
+  bool sym = true;           // symmetric: every zero point is 2^(bits-1) in the unsigned form
   bool zeros_offset = true;  // GPTQ v1 ("gptq") stores zero - 1; gptq_v2 stores the zero itself
   bool lm_head = false;      // GPTQ: lm_head is quantized too
   std::vector<std::string> modules_to_not_convert;  // AWQ: module prefixes kept unquantized
+  bool per_tensor = false;   // compressed-tensors strategy "tensor" (a layer's config, see layer_config)
+  std::vector<CtGroup> groups;       // compressed-tensors config_groups
+  std::vector<std::string> ignore;   // compressed-tensors: modules (names or "re:" regexes) kept dense
   std::string origin;        // the config file, for error messages
 
   bool quantized() const { return method != Method::kNone; }
@@ -30,6 +46,16 @@ struct QuantConfig {
 };
 
 const char* method_name(Method m);
+
+// compressed-tensors: whether `module` (e.g. "model.layers.0.mlp.down_proj") is listed in ignore,
+// and the group whose targets name it: an exact module name before a "re:" regex before the class
+// "Linear" (as vLLM picks; `linear` says whether the module is a linear layer). Null when none
+// does; two groups at the same rank throw ModelConfigError naming both.
+bool ct_ignored(const QuantConfig& c, const std::string& module);
+const CtGroup* ct_group_of(const QuantConfig& c, const std::string& module, bool linear);
+// The config one layer of `group` is unpacked with: c with the group's bits, group_size, sym,
+// act-order (desc_act) and per_tensor.
+QuantConfig layer_config(const QuantConfig& c, const CtGroup& group);
 
 // Parses the JSON text of config.json's "quantization_config" object. `origin` names the file.
 QuantConfig parse_quant_config(const std::string& quantization_config_json, const std::string& origin);

@@ -1,8 +1,9 @@
 // Quantized formats at the level of one layer (gpu/quant/): the dequantized weight equals the
 // format's own definition bit for bit on every committed case (tests/data/models/quant_cases, made
 // by tools/fixtures/make_quant_fixtures.py from the formats' packing code: GPTQ 4/8-bit, group
-// sizes 32/64/128/-1, act-order, sym and asym, gptq_v2; AWQ GEMM), and every setting or tensor the
-// loader cannot honour is refused naming the field or tensor and the file.
+// sizes 32/64/128/-1, act-order, sym and asym, gptq_v2; AWQ GEMM; compressed-tensors pack-quantized
+// 4/8-bit group/channel/tensor, sym and asym, actorder, padded last words), and every setting or
+// tensor the loader cannot honour is refused naming the field or tensor and the file.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -34,11 +35,25 @@ QuantizedTensors tensors_of(const SafetensorsFile& f, const std::string& name) {
     auto it = f.tensors().find(name + "." + role);
     return it == f.tensors().end() ? nullptr : &it->second;
   };
+  if (name.rfind("ct_", 0) == 0) {  // compressed-tensors' names
+    t.qweight = find("weight_packed");
+    t.qzeros = find("weight_zero_point");
+    t.scales = find("weight_scale");
+    t.g_idx = find("weight_g_idx");
+    t.shape = find("weight_shape");
+    return t;
+  }
   t.qweight = find("qweight");
   t.qzeros = find("qzeros");
   t.scales = find("scales");
   t.g_idx = find("g_idx");
   return t;
+}
+
+// A case's config as one layer reads it: compressed-tensors' from its only config group.
+QuantConfig config_of(const nlohmann::json& c, const std::string& origin = "cases.json") {
+  const QuantConfig config = parse_quant_config(c["quantization_config"].dump(), origin);
+  return config.method == Method::kCompressedTensors ? layer_config(config, config.groups.at(0)) : config;
 }
 
 // The message of what `f` throws, or "" when it does not.
@@ -55,10 +70,10 @@ std::string error_of(F&& f) {
 TEST(QuantDequantize, EveryCaseEqualsTheFormatsDefinitionExactly) {
   const SafetensorsFile file((kCases / "cases.safetensors").string());
   const nlohmann::json cases = cases_json();
-  ASSERT_EQ(cases.size(), 10u);
+  ASSERT_EQ(cases.size(), 20u);
   for (const auto& [name, c] : cases.items()) {
     SCOPED_TRACE(name);
-    const QuantConfig config = parse_quant_config(c["quantization_config"].dump(), "cases.json");
+    const QuantConfig config = config_of(c);
     const DenseWeight w = dequantize(config, tensors_of(file, name));
     const TensorView& ref = file.tensors().at(name + ".reference");
     ASSERT_EQ(w.rows, c["out_features"].get<int64_t>());
@@ -151,7 +166,7 @@ TEST(QuantConfigParsing, RefusesWhatTheLoaderCannotHonourNamingTheField) {
       {R"({"quant_method": "gptq", "bits": 3, "group_size": 128})", "bits 3"},
       {R"({"quant_method": "gptq", "bits": 2, "group_size": 128})", "bits 2"},
       {R"({"quant_method": "awq", "bits": 8, "group_size": 128})", "bits 8"},
-      {R"({"quant_method": "compressed-tensors", "config_groups": {}})", "quant_method 'compressed-tensors'"},
+      {R"({"quant_method": "compressed-tensors", "config_groups": {}})", "format is missing"},
       {R"({"quant_method": "fp8", "activation_scheme": "dynamic"})", "quant_method 'fp8'"},
       {R"({"quant_method": "bitsandbytes"})", "quant_method 'bitsandbytes'"},
       {R"({"bits": 4})", "quant_method is missing"},

@@ -1,5 +1,6 @@
 // Quantized checkpoints end to end on the CPU backend (gpu/quant/checkpoint_reader.h): the GPTQ
-// (4-bit, group 32, act-order, asymmetric) and AWQ (group 64) fixtures compute exactly what the
+// (4-bit, group 32, act-order, asymmetric), AWQ (group 64) and compressed-tensors (two config
+// groups: W4 g32 asym actorder by regex, W8 channel by "Linear"; lm_head ignored) fixtures compute exactly what the
 // same model computes from a float32 checkpoint of its dequantized weights, and that is within
 // float64 reference error of an independent forward pass; a tensor-parallel group agrees with one
 // rank (the whole tensor is dequantized, then sliced); a checkpoint that disagrees with its config
@@ -11,13 +12,16 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "gpu/backend.h"
 #include "gpu/model_config.h"
+#include "gpu/quant/checkpoint_reader.h"
 #include "gpu/quant/dequantize.h"
 #include "gpu/safetensors.h"
 #include "gpu/safetensors_writer.h"
@@ -67,31 +71,52 @@ struct Folder {
   }
 };
 
-// The fixture with every quantized layer replaced by its dequantized float32 weight.
-Folder dequantized(const std::string& fixture) {
+// The fixture with every quantized layer replaced by its dequantized float32 weight; `replaced`
+// gets the names of those weights.
+Folder dequantized(const std::string& fixture, std::set<std::string>* replaced = nullptr) {
   Folder f(kFixtures / fixture);
   const quant::QuantConfig qc = parse_model_config(f.config.dump(), "", fixture).quantization;
+  const bool ct = qc.method == quant::Method::kCompressedTensors;
   f.config.erase("quantization_config");
   std::map<std::string, Entry> out;
   for (const auto& [name, e] : f.tensors) {
     const auto dot = name.rfind('.');
     const std::string prefix = name.substr(0, dot), role = name.substr(dot + 1);
-    if (role == "qzeros" || role == "scales" || role == "g_idx") continue;
+    const std::set<std::string> beside = ct ? std::set<std::string>{"weight_zero_point", "weight_scale", "weight_g_idx",
+                                                                     "weight_shape"}
+                                            : std::set<std::string>{"qzeros", "scales", "g_idx"};
+    if (beside.count(role)) continue;
     if (role == "bias" && f.tensors.count(prefix + ".qweight")) continue;  // AutoGPTQ's zeros
-    if (role != "qweight") {
+    if (role != (ct ? "weight_packed" : "qweight")) {
       out[name] = e;
       continue;
     }
-    const TensorView qw = f.view(name), qz = f.view(prefix + ".qzeros"), sc = f.view(prefix + ".scales");
-    std::optional<TensorView> gi;
-    if (f.tensors.count(prefix + ".g_idx")) gi = f.view(prefix + ".g_idx");
-    const quant::DenseWeight w = quant::dequantize(qc, {&qw, &qz, &sc, gi ? &*gi : nullptr});
+    std::map<std::string, TensorView> views;
+    for (const std::string& r : beside)
+      if (f.tensors.count(prefix + "." + r)) views[r] = f.view(prefix + "." + r);
+    auto at = [&](const char* r) { return views.count(r) ? &views.at(r) : nullptr; };
+    const TensorView packed = f.view(name);
+    quant::DenseWeight w;
+    if (ct) {
+      const quant::CtGroup* g = quant::ct_group_of(qc, prefix, true);
+      w = quant::dequantize(quant::layer_config(qc, *g),
+                            {&packed, at("weight_zero_point"), at("weight_scale"), at("weight_g_idx"), at("weight_shape")});
+    } else {
+      w = quant::dequantize(qc, {&packed, at("qzeros"), at("scales"), at("g_idx")});
+    }
     std::vector<std::byte> bytes(w.values.size() * 4);
     std::memcpy(bytes.data(), w.values.data(), bytes.size());
     out[prefix + ".weight"] = {DType::kF32, {w.rows, w.cols}, std::move(bytes)};
+    if (replaced) replaced->insert(prefix + ".weight");
   }
   f.tensors = std::move(out);
   return f;
+}
+
+quant::Method method_of(const std::string& fixture) {
+  return fixture == "llama_awq" ? quant::Method::kAwq
+         : fixture == "llama_ct" ? quant::Method::kCompressedTensors
+                                 : quant::Method::kGptq;
 }
 
 std::unique_ptr<Backend> open(const std::string& dir, int tp = 1) {
@@ -124,8 +149,7 @@ TEST_P(QuantizedFixture, EqualsTheModelOfItsDequantizedWeights) {
   fs::copy_file(kFixtures / GetParam() / "generation_config.json", dense_dir.path() / "generation_config.json");
 
   auto quantized = open((kFixtures / GetParam()).string());
-  EXPECT_EQ(quantized->config().quantization.method,
-            GetParam() == "llama_awq" ? quant::Method::kAwq : quant::Method::kGptq);
+  EXPECT_EQ(quantized->config().quantization.method, method_of(GetParam()));
   const std::vector<float> got = quantized->forward_logits(prompt(kTokens));
   const std::vector<float> want = open(dense_dir.str())->forward_logits(prompt(kTokens));
   ASSERT_EQ(got.size(), want.size());
@@ -142,31 +166,25 @@ TEST_P(QuantizedFixture, EqualsTheModelOfItsDequantizedWeights) {
   EXPECT_LT(worst, 1e-4);
 }
 
-// Quantization is not a no-op: the layers hold 4-bit values, so the logits move away from the
-// float32 model they were made from (tests/data/models/llama, its head tied to an fp16 embedding
-// as in the fixtures), yet stay close to it.
+// Quantization is not a no-op: the layers hold 4- and 8-bit values, so the logits move away from
+// the float32 model they were made from (tests/data/models/llama, with the fixture's own
+// embedding and head, which the fixtures store in fp16 or bf16), yet stay close to it.
 TEST_P(QuantizedFixture, StaysNearTheModelItWasMadeFrom) {
   test::ScratchDir base_dir("base");
-  Folder f(kFixtures / "llama");
-  f.tensors.erase("lm_head.weight");
-  f.config["tie_word_embeddings"] = true;
-  Entry& embed = f.tensors.at("model.embed_tokens.weight");
-  std::vector<std::byte> half(embed.bytes.size() / 2);
-  for (size_t i = 0; i < half.size() / 2; ++i) {
-    float x;
-    std::memcpy(&x, embed.bytes.data() + 4 * i, 4);
-    const uint16_t h = float_to_fp16(x);
-    std::memcpy(half.data() + 2 * i, &h, 2);
-  }
-  embed = {DType::kF16, embed.shape, std::move(half)};
-  f.write(base_dir.path());
+  std::set<std::string> replaced;
+  Folder base = dequantized(GetParam(), &replaced);
+  const Folder original(kFixtures / "llama");
+  ASSERT_EQ(replaced.size(), 14u);  // 7 linear layers in each of 2 decoder layers
+  for (const std::string& name : replaced) base.tensors.at(name) = original.tensors.at(name);
+  base.write(base_dir.path());
+  fs::copy_file(kFixtures / GetParam() / "generation_config.json", base_dir.path() / "generation_config.json");
   const std::vector<float> got = open((kFixtures / GetParam()).string())->forward_logits(prompt(kTokens));
-  const std::vector<float> base = open(base_dir.str())->forward_logits(prompt(kTokens));
-  ASSERT_EQ(got.size(), base.size());
+  const std::vector<float> want = open(base_dir.str())->forward_logits(prompt(kTokens));
+  ASSERT_EQ(got.size(), want.size());
   double worst = 0, spread = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, double(std::abs(got[i] - base[i])));
-    spread = std::max(spread, double(std::abs(base[i])));
+    worst = std::max(worst, double(std::abs(got[i] - want[i])));
+    spread = std::max(spread, double(std::abs(want[i])));
   }
   EXPECT_GT(worst, 1e-5);
   EXPECT_LT(worst, 0.25 * spread);
@@ -185,7 +203,7 @@ TEST_P(QuantizedFixture, TensorParallelRanksMatchOneRank) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, QuantizedFixture, ::testing::Values("llama_gptq", "llama_awq"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, QuantizedFixture, ::testing::Values("llama_gptq", "llama_awq", "llama_ct"));
 
 // The message of loading `fixture` edited by `edit`, or "" when it loads.
 std::string load_error(const std::string& fixture, const std::function<void(Folder&)>& edit) {
@@ -262,6 +280,86 @@ TEST(QuantizedCheckpoint, RefusesWhatDisagreesWithTheConfigNamingTheTensor) {
           f.tensors.at(std::string("model.layers.0.mlp.up_proj.") + role);
   });
   EXPECT_NE(e.find("model.layers.0.mlp.extra_proj.qweight"), std::string::npos) << e;
+}
+
+// compressed-tensors: the checkpoint and its config_groups / ignore must agree on every layer.
+TEST(QuantizedCheckpoint, CompressedTensorsRefusesWhatDisagreesNamingTheTensor) {
+  const std::string q0 = "model.layers.0.self_attn.q_proj.", d1 = "model.layers.1.mlp.down_proj.";
+  auto expect = [](const std::string& e, const std::vector<std::string>& parts) {
+    for (const std::string& p : parts) EXPECT_NE(e.find(p), std::string::npos) << p << " not in: " << e;
+  };
+  auto qc = [](Folder& f) -> nlohmann::json& { return f.config["quantization_config"]; };
+
+  // ignore honoured: without it the dense lm_head is a linear layer group_1 ("Linear") targets.
+  expect(load_error("llama_ct", [&](Folder& f) { qc(f)["ignore"] = nlohmann::json::array(); }),
+         {"lm_head.weight", "stored dense", "config_groups.group_1", "ignore"});
+  // ... and a quantized layer it lists is refused.
+  expect(load_error("llama_ct", [&](Folder& f) { qc(f)["ignore"].push_back("re:.*layers\\.1\\.mlp\\.down_proj"); }),
+         {d1 + "weight_packed", "model.safetensors", "ignore lists model.layers.1.mlp.down_proj"});
+  // A packed layer no target names: group_1 narrowed to the gate and up projections.
+  expect(load_error("llama_ct",
+                    [&](Folder& f) {
+                      qc(f)["config_groups"]["group_1"]["targets"] = nlohmann::json::array({"re:.*(gate|up)_proj"});
+                    }),
+         {"model.layers.0.mlp.down_proj.weight_packed", "no quantization_config.config_groups target names"});
+  // The regex group narrowed: q_proj falls to group_1 (8-bit channel), which its tensors are not.
+  expect(load_error("llama_ct",
+                    [&](Folder& f) {
+                      qc(f)["config_groups"]["group_0"]["targets"] = nlohmann::json::array({"re:.*(k|v|o)_proj$"});
+                    }),
+         {q0 + "weight_packed", "expected [64, 16]"});
+  expect(load_error("llama_ct", [&](Folder& f) { f.tensors.erase(q0 + "weight_zero_point"); }),
+         {q0 + "weight_zero_point", "missing"});
+  expect(load_error("llama_ct", [&](Folder& f) { f.tensors.erase(q0 + "weight_g_idx"); }),
+         {q0 + "weight_packed", "weight_g_idx", "actorder"});
+  expect(load_error("llama_ct", [&](Folder& f) { f.tensors.erase(d1 + "weight_shape"); }),
+         {d1 + "weight_shape", "missing"});
+  expect(load_error("llama_ct", [&](Folder& f) { f.tensors.erase(d1 + "weight_packed"); }),
+         {d1 + "weight_packed is missing", "config_groups.group_1"});
+  expect(load_error("llama_ct",
+                    [&](Folder& f) {  // weight_shape says [64, 256]: more inputs than down_proj has
+                      int64_t wrong[2] = {64, 256};
+                      std::memcpy(f.tensors.at(d1 + "weight_shape").bytes.data(), wrong, sizeof(wrong));
+                    }),
+         {d1 + "weight_packed", "expected [64, 64]", d1 + "weight_shape [64, 256]"});
+  expect(load_error("llama_ct",
+                    [&](Folder& f) {  // both forms of one layer
+                      f.tensors[d1 + "weight"] = {DType::kF32, {64, 128}, std::vector<std::byte>(64 * 128 * 4)};
+                    }),
+         {"also holds " + d1 + "weight"});
+  expect(load_error("llama_ct", [&](Folder& f) { qc(f)["config_groups"]["group_0"]["weights"]["group_size"] = 48; }),
+         {q0 + "weight_packed", "group_size 48", "config.json"});
+  expect(load_error("llama_ct", [&](Folder& f) { qc(f)["format"] = "float-quantized"; }),
+         {"config.json: quantization_config.format 'float-quantized' is not supported yet"});
+  expect(load_error("llama_ct", [&](Folder& f) { f.config.erase("quantization_config"); }),
+         {q0 + "weight_packed", "no quantization_config"});
+  expect(load_error("llama_ct",
+                    [&](Folder& f) {  // a quantized layer no definition reads
+                      for (const char* role : {"weight_packed", "weight_scale", "weight_shape"})
+                        f.tensors[std::string("model.layers.0.mlp.extra_proj.") + role] =
+                            f.tensors.at(std::string("model.layers.0.mlp.up_proj.") + role);
+                    }),
+         {"model.layers.0.mlp.extra_proj.weight_packed", "does not read"});
+}
+
+// What a backend that keeps layers quantized sizes its storage by (the CUDA store's int4 layers):
+// each format's packed tensor, a dense layer not.
+TEST(QuantizedCheckpoint, StoresQuantizedKnowsEachFormatsPackedTensor) {
+  for (const std::string fixture : {"llama_gptq", "llama_awq", "llama_ct"}) {
+    SCOPED_TRACE(fixture);
+    const WeightSet weights((kFixtures / fixture).string());
+    const ModelConfig config = parse_model_config(
+        [&] {
+          std::ifstream in(kFixtures / fixture / "config.json");
+          return std::string(std::istreambuf_iterator<char>(in), {});
+        }(),
+        "", fixture);
+    const quant::CheckpointReader reader(weights, config.quantization);
+    EXPECT_TRUE(reader.stores_quantized("model.layers.1.mlp.down_proj.weight"));
+    EXPECT_TRUE(reader.stores_quantized("model.layers.0.self_attn.q_proj.weight"));
+    EXPECT_FALSE(reader.stores_quantized("model.embed_tokens.weight"));
+    EXPECT_FALSE(reader.stores_quantized("lm_head.weight"));
+  }
 }
 
 }  // namespace
