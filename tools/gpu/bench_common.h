@@ -37,6 +37,21 @@ inline double time_ms(const std::function<void()>& fn, int warmup, int reps, cud
   return times[times.size() / 2];
 }
 
+// Milliseconds per launch of enqueue(i) for i in [0, copies), replayed as one graph (copies of
+// the weights that no launch finds in L2, as in a model whose every layer has its own).
+inline double graph_ms_per_launch(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (int i = 0; i < copies; ++i) enqueue(i);
+  check_cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaGraphDestroy(graph);
+  const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 3, 20, stream);
+  cudaGraphExecDestroy(exec);
+  return ms / copies;
+}
+
 inline void report(const std::string& name, double value, const std::string& unit, double ceiling, double ratio) {
   std::printf("RESULT %s %.4g %s ceiling %.4g ratio %.3f\n", name.c_str(), value, unit.c_str(), ceiling, ratio);
   std::fflush(stdout);

@@ -31,20 +31,6 @@ struct LinearShape {
   GemvOutput fused_output;  // and this epilogue
 };
 
-// Milliseconds per launch of enqueue(i) for i in [0, copies), replayed as one graph.
-double graph_ms_per_launch(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
-  cudaGraph_t graph = nullptr;
-  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  for (int i = 0; i < copies; ++i) enqueue(i);
-  check_cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cudaGraphExec_t exec = nullptr;
-  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  cudaGraphDestroy(graph);
-  const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 3, 20, stream);
-  cudaGraphExecDestroy(exec);
-  return ms / copies;
-}
-
 // A decode layer's linear layers (Llama-3-8B) over two copies of its weights (872 MB, no L2
 // hits), launched as the decode step launches them.
 void bench_layer_gemvs(const Ceilings& c, cudaStream_t stream) {

@@ -21,16 +21,7 @@ namespace zinfer::gpu::cuda::bench {
 namespace {
 
 double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
-  cudaGraph_t graph = nullptr;
-  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  for (int i = 0; i < copies; ++i) enqueue(i);
-  check_cuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cudaGraphExec_t exec = nullptr;
-  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  cudaGraphDestroy(graph);
-  const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 2, 10, stream);
-  cudaGraphExecDestroy(exec);
-  return ms * 1e3 / copies;
+  return graph_ms_per_launch(enqueue, copies, stream) * 1e3;
 }
 
 }  // namespace

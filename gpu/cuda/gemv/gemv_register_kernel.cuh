@@ -6,21 +6,15 @@
 #pragma once
 
 #include "gpu/cuda/gemv/gemv_common.cuh"
+#include "gpu/cuda/streamed_load.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
 constexpr int kRegisterLoads = 8;  // 16-byte loads per lane per batch (4 KB per warp)
 
-// Weight bytes are read exactly once: bypass L1 (keeps x and the activations there) and let L2
-// fetch 256-byte blocks (the warp reads 512 contiguous bytes anyway).
-__device__ __forceinline__ uint4 load_weights(const __nv_bfloat16* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
+// Weight bytes are read exactly once (streamed_load.cuh).
+__device__ __forceinline__ uint4 load_weights(const __nv_bfloat16* p) { return load_streamed(p); }
 
 template <int MT, GemvInput IN, GemvOutput OUT>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_register_kernel(const Params p) {

@@ -26,6 +26,7 @@
 
 #include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
+#include "gpu/cuda/streamed_load.cuh"
 #include "gpu/cuda/w4_gemm.h"
 
 namespace zinfer::gpu::cuda::w4_detail {
@@ -86,14 +87,8 @@ __device__ __forceinline__ void dequantize_tile(uint32_t w, uint32_t zr, uint32_
   a[3] = bf16x2_sub(lop3_mask_or(w >> 12), zr8);
 }
 
-__device__ __forceinline__ uint4 load_words(const uint4* p) {
-  uint4 v;
-  // Streamed once: no L1 allocation, the lines go to L2 only as they pass.
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
+// The int4 words are read exactly once (streamed_load.cuh).
+__device__ __forceinline__ uint4 load_words(const uint4* p) { return load_streamed(p); }
 
 struct Params {
   W4Weight w;
