@@ -97,3 +97,35 @@ TEST(Int4Tiles, RefusesWhatTheKernelCannotRead) {
 
 }  // namespace
 }  // namespace zinfer::gpu::quant
+
+namespace zinfer::gpu::quant {
+namespace {
+
+// Fused layers (q/k/v, gate/up) are their parts stacked by rows: values, zeros and scales of
+// part 2 follow part 1's in every group; parts quantized differently cannot be one layout.
+TEST(Int4Tiles, StacksFusedPartsByRows) {
+  std::mt19937 rng(4);
+  const IntWeight a = random_weight(16, 128, 64, false, rng), b = random_weight(32, 128, 64, false, rng);
+  std::string why;
+  const std::optional<IntWeight> both = stack_rows({a, b}, why);
+  ASSERT_TRUE(both.has_value()) << why;
+  EXPECT_EQ(both->rows, 48);
+  for (int64_t g = 0; g < 2; ++g)
+    for (int64_t n = 0; n < 48; ++n) {
+      const IntWeight& part = n < 16 ? a : b;
+      const int64_t pn = n < 16 ? n : n - 16;
+      EXPECT_EQ(both->scale[static_cast<size_t>(g * 48 + n)], part.scale[static_cast<size_t>(g * part.rows + pn)]);
+      EXPECT_EQ(both->zero[static_cast<size_t>(g * 48 + n)], part.zero[static_cast<size_t>(g * part.rows + pn)]);
+      for (int64_t k = 0; k < 128; k += 37)
+        EXPECT_EQ(both->q[static_cast<size_t>(n * 128 + k)], part.q[static_cast<size_t>(pn * 128 + k)]);
+    }
+  const IntWeight act1 = random_weight(16, 128, 64, true, rng), act2 = random_weight(16, 128, 64, true, rng);
+  if (act1.g_idx != act2.g_idx) {
+    EXPECT_FALSE(stack_rows({act1, act2}, why).has_value());
+    EXPECT_NE(why.find("act-order"), std::string::npos);
+  }
+  EXPECT_FALSE(stack_rows({a, random_weight(16, 128, 128, false, rng)}, why).has_value());
+}
+
+}  // namespace
+}  // namespace zinfer::gpu::quant
