@@ -3,6 +3,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "gpu/quant/fp8_parts.h"
 #include "gpu/tensor_slice.h"
 
 namespace zinfer::gpu::cpu {
@@ -14,30 +15,6 @@ quant::CheckpointReader& open(const std::unique_ptr<quant::CheckpointReader>& re
 }
 }  // namespace
 
-// The parts as one FP8 layer when the checkpoint's are fp8 (or online FP8 quantizes them), each
-// part sliced to this rank's rows and columns; nullopt when all are dense. A fused layer with fp8
-// and dense parts is refused naming a dense one.
-std::optional<quant::Fp8Weight> CpuWeightStore::fp8_linear(const std::vector<models::TensorPart>& parts) {
-  quant::Fp8Weight out;
-  std::string dense;
-  for (const models::TensorPart& p : parts) {
-    std::optional<quant::Fp8Weight> whole = open(reader_).get_fp8(p.name, p.shape);
-    if (!whole) {
-      dense = p.name;
-      continue;
-    }
-    const std::vector<int64_t> s = models::sliced_shape(p);
-    const int64_t cols = p.shape.size() == 2 ? p.shape[1] : 1;
-    out.append(whole->slice(p.rows.begin, s[0], p.cols.all() ? 0 : p.cols.begin, s.size() == 2 ? s[1] : cols, p.name),
-               p.name);
-  }
-  if (out.rows == 0) return std::nullopt;
-  if (!dense.empty())
-    throw SafetensorsError("tensor " + dense + " is stored dense in a layer fused with fp8 parts; a fused layer is "
-                           "quantized whole (list every part, or none, in ignored_layers)");
-  return out;
-}
-
 void CpuWeightStore::finish_loading() {
   open(reader_).finish();
   reader_.reset();
@@ -45,7 +22,7 @@ void CpuWeightStore::finish_loading() {
 
 models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& parts) {
   Matrix m;
-  if (std::optional<quant::Fp8Weight> f = fp8_linear(parts)) {
+  if (std::optional<quant::Fp8Weight> f = quant::read_fp8_linear(open(reader_), parts)) {
     m.set_fp8(std::move(*f));
     matrices_.push_back(std::move(m));
     return models::Linear{static_cast<int32_t>(matrices_.size() - 1)};

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "gpu/cpu/matrix.h"
@@ -36,8 +35,6 @@ class CpuWeightStore final : public models::WeightStore {
   }
 
  private:
-  std::optional<quant::Fp8Weight> fp8_linear(const std::vector<models::TensorPart>& parts);
-
   std::unique_ptr<quant::CheckpointReader> reader_;  // null once loaded
   models::TensorParallel tp_;
   std::vector<Matrix> matrices_;
