@@ -115,6 +115,7 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   } else {
     weights_.upload(WeightSet(o.model_dir), model_config_.quantization);
   }
+  weights_.fp8().prepare(max_tokens_);  // FP8 layers' workspaces (fp8_linear.h), before the KV cache
 
   const ModelConfig& c = config_;
   const size_t T = max_tokens_, H = c.hidden_size, D = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
