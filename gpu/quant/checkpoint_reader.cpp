@@ -156,16 +156,20 @@ void CheckpointReader::finish() const {
     if (ends_with(name, ".qweight") && !quantized_prefixes_.count(name.substr(0, name.size() - 7)))
       throw SafetensorsError("tensor " + name + " in " + checkpoint_.get(name).file +
                              " is a quantized layer this architecture does not read");
-  for (const std::string& name : checkpoint_.names()) {  // an fp8 layer or scale no definition read
-    const auto dot = name.rfind('.');
-    const std::string prefix = name.substr(0, dot + 1), role = name.substr(dot + 1);
-    bool scale = false;
-    for (const char* r : kFp8ScaleRoles) scale |= role == r;
-    const bool fp8_weight = role == "weight" && (checkpoint_.get(name).dtype == DType::kF8E4M3 ||
-                                                 checkpoint_.get(name).dtype == DType::kF8E5M2);
-    if ((scale || fp8_weight) && !fp8_prefixes_.count(prefix))
-      throw SafetensorsError("tensor " + name + " in " + checkpoint_.get(name).file + " belongs to " +
-                             (fp8_weight ? "an fp8 layer" : "no fp8 layer") + " this architecture reads");
+  // An fp8 layer no definition read, then a scale of no fp8 layer read (the layer is named first).
+  for (const bool weights : {true, false}) {
+    for (const std::string& name : checkpoint_.names()) {
+      const auto dot = name.rfind('.');
+      const std::string prefix = name.substr(0, dot + 1), role = name.substr(dot + 1);
+      bool scale = false;
+      for (const char* r : kFp8ScaleRoles) scale |= role == r;
+      const DType dtype = checkpoint_.get(name).dtype;
+      const bool fp8_weight = role == "weight" && (dtype == DType::kF8E4M3 || dtype == DType::kF8E5M2);
+      if ((weights ? fp8_weight : scale) && !fp8_prefixes_.count(prefix))
+        throw SafetensorsError("tensor " + name + " in " + checkpoint_.get(name).file +
+                               (fp8_weight ? " is an fp8 layer this architecture does not read"
+                                           : " belongs to no fp8 layer this architecture reads"));
+    }
   }
   for (const std::string& prefix : quantized_prefixes_) {
     const std::string bias = prefix + "bias";

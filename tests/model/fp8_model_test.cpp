@@ -208,6 +208,11 @@ TEST(Fp8Checkpoint, RefusesWhatDisagreesWithTheConfigNamingTheTensor) {
            f.tensors["model.layers.0.mlp.extra_proj.weight_scale"] = f.tensors.at(q0 + "weight_scale");
          }),
          {"model.layers.0.mlp.extra_proj.weight_scale"});
+  expect(load_error("llama_fp8", [&](Folder& f) {  // an fp8 layer the model does not read
+           for (const char* role : {"weight", "weight_scale", "input_scale"})
+             f.tensors[std::string("model.layers.0.mlp.extra_proj.") + role] = f.tensors.at(q0 + role);
+         }),
+         {"model.layers.0.mlp.extra_proj.weight", "an fp8 layer this architecture does not read"});
   expect(load_error("llama_fp8", [&](Folder& f) { f.config.erase("quantization_config"); }),
          {"model.layers.0.self_attn.q_proj.weight", "no quantization_config"});
   // The setting against the checkpoint.
