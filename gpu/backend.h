@@ -93,6 +93,9 @@ struct BackendOptions {
   // [model] tensor parallelism: the model split over this many ranks (CPU: threads; CUDA: one
   // GPU each, devices 0..N-1), gpu/tensor_parallel_backend.h.
   int32_t tensor_parallel_size = 1;
+  // [model] auto | fp8 | none: the checkpoint's quantization_config, online FP8 of a dense
+  // checkpoint, or dense only (gpu/quant/fp8_online.h).
+  std::string quantization = "auto";
 };
 
 // Thrown by a backend that can run no further step (a tensor-parallel rank failed and its group

@@ -1,4 +1,4 @@
-// The settings of gpu::BackendOptions that a config file sets: [model] path, device, dtype,
+// The settings of gpu::BackendOptions that a config file sets: [model] path, device, dtype, quantization,
 // max_model_len, tuning_cache, tensor_parallel_size and [cache] block_size, gpu_memory_utilization, num_gpu_blocks, num_cpu_blocks,
 // swap_space_mb, cpu_kv_cache_mb (settings/setting.h). A header of its own so that the CUDA sources,
 // which include gpu/backend.h, do not compile the descriptions.
@@ -20,6 +20,9 @@ inline const settings::Settings<BackendOptions>& backend_settings() {
                         "compute type (the cpu backend always computes in float32)"),
       settings::integer<O>("model", "max_model_len", &O::max_model_len, 0, int64_t(1) << 24,
                            "context length; 0 = the model's max_position_embeddings"),
+      settings::text<O>("model", "quantization", &O::quantization, {"auto", "fp8", "none"},
+                        "auto: as config.json's quantization_config says; fp8: online FP8 W8A8 of a dense "
+                        "checkpoint (an fp8 one as it is); none: refuse a quantized checkpoint"),
       settings::text<O>("model", "tuning_cache", &O::tuning_cache, {},
                         "cuda: where the start-up cuBLASLt tuning is kept between runs: auto "
                         "($XDG_CACHE_HOME/zinfer, else ~/.cache/zinfer), a folder, or off"),

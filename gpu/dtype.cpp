@@ -15,6 +15,7 @@ const char* dtype_name(DType dtype) {
     case DType::kI8: return "I8";
     case DType::kU8: return "U8";
     case DType::kF8E4M3: return "F8_E4M3";
+    case DType::kF8E5M2: return "F8_E5M2";
     case DType::kI64: return "I64";
     case DType::kF64: return "F64";
     case DType::kBool: return "BOOL";
@@ -26,7 +27,7 @@ size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kF32: case DType::kI32: return 4;
     case DType::kF16: case DType::kBF16: return 2;
-    case DType::kI8: case DType::kU8: case DType::kF8E4M3: case DType::kBool: return 1;
+    case DType::kI8: case DType::kU8: case DType::kF8E4M3: case DType::kF8E5M2: case DType::kBool: return 1;
     case DType::kI64: case DType::kF64: return 8;
   }
   return 0;

@@ -26,7 +26,7 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 DType parse_dtype(const std::string& s, const std::string& where) {
   static const std::pair<const char*, DType> kNames[] = {
       {"F32", DType::kF32},   {"F16", DType::kF16}, {"BF16", DType::kBF16},       {"I32", DType::kI32},
-      {"I8", DType::kI8},     {"U8", DType::kU8},   {"F8_E4M3", DType::kF8E4M3},  {"I64", DType::kI64},
+      {"I8", DType::kI8},     {"U8", DType::kU8},   {"F8_E4M3", DType::kF8E4M3},  {"F8_E5M2", DType::kF8E5M2}, {"I64", DType::kI64},
       {"F64", DType::kF64},   {"BOOL", DType::kBool}};
   for (const auto& [name, dtype] : kNames)
     if (s == name) return dtype;

@@ -20,7 +20,8 @@ class SafetensorsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class DType { kF32, kF16, kBF16, kI32, kI8, kU8, kF8E4M3, kI64, kF64, kBool };
+// kF8E5M2 is read so that an fp8 loader can refuse it by name (gpu/quant/fp8_checkpoint.h).
+enum class DType { kF32, kF16, kBF16, kI32, kI8, kU8, kF8E4M3, kF8E5M2, kI64, kF64, kBool };
 
 const char* dtype_name(DType dtype);
 size_t dtype_size(DType dtype);

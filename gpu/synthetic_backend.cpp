@@ -1,5 +1,7 @@
 #include "gpu/synthetic_backend.h"
 
+#include "gpu/quant/fp8_online.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -137,7 +139,8 @@ std::unique_ptr<Backend> make_synthetic_backend(const BackendOptions& options) {
   if (options.block_size <= 0) {
     throw std::invalid_argument("block_size must be positive, got " + std::to_string(options.block_size));
   }
-  ModelConfig config = load_model_config(options.model_dir);
+  // No weights are read, but the setting is checked against the checkpoint as the real backends do.
+  ModelConfig config = with_quantization(load_model_config(options.model_dir), options);
   int32_t non_eos = config.vocab_size;
   for (int32_t id = 0; id < config.vocab_size; ++id) non_eos -= is_eos(id, config) ? 1 : 0;
   if (non_eos == 0) throw ModelConfigError(options.model_dir + ": every token of the vocabulary is an eos id");

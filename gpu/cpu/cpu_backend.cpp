@@ -12,6 +12,7 @@
 #include "gpu/cpu/kv_cache.h"
 #include "gpu/cpu/model.h"
 #include "gpu/cpu/sampler.h"
+#include "gpu/quant/fp8_online.h"
 #include "gpu/sampling_rules.h"
 
 namespace zinfer::gpu::cpu {
@@ -20,7 +21,7 @@ namespace {
 class CpuBackend final : public Backend {
  public:
   CpuBackend(const BackendOptions& options, const RankContext& rank)
-      : config_(load_model_config(options.model_dir)),
+      : config_(with_quantization(load_model_config(options.model_dir), options)),
         model_(config_, WeightSet(options.model_dir), rank),
         cache_(make_cache(options, model_.local_config(), rank)),
         rng_(rank.group != nullptr ? rank.seed : std::random_device{}()) {

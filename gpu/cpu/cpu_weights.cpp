@@ -1,7 +1,9 @@
 #include "gpu/cpu/cpu_weights.h"
 
+#include <optional>
 #include <stdexcept>
 
+#include "gpu/quant/fp8_parts.h"
 #include "gpu/tensor_slice.h"
 
 namespace zinfer::gpu::cpu {
@@ -20,6 +22,11 @@ void CpuWeightStore::finish_loading() {
 
 models::Linear CpuWeightStore::linear(const std::vector<models::TensorPart>& parts) {
   Matrix m;
+  if (std::optional<quant::Fp8Weight> f = quant::read_fp8_linear(open(reader_), parts)) {
+    m.set_fp8(std::move(*f));
+    matrices_.push_back(std::move(m));
+    return models::Linear{static_cast<int32_t>(matrices_.size() - 1)};
+  }
   for (const models::TensorPart& p : parts) {
     const quant::ResolvedTensor whole = open(reader_).get(p.name, p.shape);
     m.append(TensorSlice(whole.view(), p).view());

@@ -17,7 +17,8 @@ class CpuWeightStore final : public models::WeightStore {
  public:
   // Reads `checkpoint` until finish_loading(); the tensors are copied, not kept mapped.
   // A tensor-parallel rank keeps its slices (gpu/models/tensor_parallel.h).
-  // A quantized checkpoint's linear layers are dequantized to float32 (gpu/quant/checkpoint_reader.h).
+  // A quantized checkpoint's linear layers are dequantized to float32 (gpu/quant/checkpoint_reader.h),
+  // except FP8 layers, which compute W8A8 (gpu/cpu/fp8_matrix.h).
   explicit CpuWeightStore(const WeightSet& checkpoint, const quant::QuantConfig& quantization = {},
                           models::TensorParallel tp = {})
       : reader_(std::make_unique<quant::CheckpointReader>(checkpoint, quantization)), tp_(tp) {}

@@ -29,12 +29,16 @@ void Matrix::append(const TensorView& t) {
   rows_ += rows;
 }
 
+void Matrix::set_fp8(quant::Fp8Weight w) { fp8_ = std::make_unique<Fp8Matrix>(std::move(w)); }
+
 void Matrix::apply(const float* x, const float* bias, float* y, int64_t M) const {
+  if (fp8_) return fp8_->apply(x, bias, y, M);
   if (is_bf16()) linear_bf16(x, bf16_.data(), bias, y, M, rows_, cols_);
   else linear(x, f32_.data(), bias, y, M, rows_, cols_);
 }
 
 void Matrix::row(int64_t r, float* out) const {
+  if (fp8_) return fp8_->row(r, out);
   if (is_bf16()) {
     for (int64_t i = 0; i < cols_; ++i) out[i] = bf16_to_float(bf16_[r * cols_ + i]);
   } else {

@@ -1,12 +1,14 @@
 // A weight matrix of the CPU backend, [rows, cols] in torch's Linear layout. Float32, except that
 // bfloat16 checkpoint tensors stay bfloat16: widening bf16 to float32 is exact, so computing from
 // them gives the same bits as converting at load while reading half the bytes (decode is bound by
-// reading the weights).
+// reading the weights). An FP8 layer (gpu/quant/fp8.h) is held as its Fp8Matrix and computes W8A8.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "gpu/cpu/fp8_matrix.h"
 #include "gpu/safetensors.h"
 
 namespace zinfer::gpu::cpu {
@@ -17,8 +19,12 @@ class Matrix {
   // the caller's shape check). Mixed dtypes fall back to float32.
   void append(const TensorView& t);
 
-  int64_t rows() const { return rows_; }
-  int64_t cols() const { return cols_; }
+  // The matrix is this FP8 layer (instead of appended tensors).
+  void set_fp8(quant::Fp8Weight w);
+  const Fp8Matrix* fp8() const { return fp8_.get(); }
+
+  int64_t rows() const { return fp8_ ? fp8_->rows() : rows_; }
+  int64_t cols() const { return fp8_ ? fp8_->cols() : cols_; }
   bool is_bf16() const { return !bf16_.empty(); }
 
   // y[M, rows] = x[M, cols] · this^T (+ bias[rows])
@@ -30,6 +36,7 @@ class Matrix {
   int64_t rows_ = 0, cols_ = 0;
   std::vector<float> f32_;
   std::vector<uint16_t> bf16_;
+  std::unique_ptr<Fp8Matrix> fp8_;
 };
 
 }  // namespace zinfer::gpu::cpu

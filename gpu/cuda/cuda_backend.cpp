@@ -9,6 +9,7 @@
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/nccl_group.h"
+#include "gpu/quant/fp8_online.h"
 #include "gpu/rope.h"
 
 namespace zinfer::gpu {
@@ -81,7 +82,7 @@ uint64_t rng_seed(const RankContext& rank) { return rank.group != nullptr ? rank
 CudaBackend::CudaBackend(const BackendOptions& o, const RankContext& rank)
     : options_(o), rank_(rank), rng_(rng_seed(rank)) {
   require_device(rank.device);
-  init(o, load_model_config(o.model_dir), nullptr);
+  init(o, with_quantization(load_model_config(o.model_dir), o), nullptr);
 }
 
 CudaBackend::CudaBackend(const BackendOptions& o, const ModelConfig& config, uint64_t seed, const RankContext& rank)
@@ -114,6 +115,7 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   } else {
     weights_.upload(WeightSet(o.model_dir), model_config_.quantization);
   }
+  weights_.fp8().prepare(max_tokens_);  // FP8 layers' workspaces (fp8_linear.h), before the KV cache
 
   const ModelConfig& c = config_;
   const size_t T = max_tokens_, H = c.hidden_size, D = c.head_dim, I = c.intermediate_size, V = c.vocab_size;

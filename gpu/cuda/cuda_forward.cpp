@@ -94,6 +94,7 @@ class GemmShapeRecorder final : public models::ForwardOps {
 
  private:
   void add(models::Linear w, bool f32_out, bool accumulate, int64_t max_m, bool head = false) {
+    if (w_.fp8().has(w)) return;  // not a bf16 cuBLASLt product (fp8_linear.h)
     GemmShape s{w_.rows(w), w_.cols(w), f32_out, accumulate, nullptr, max_m, {}};
     if (w_.int4(w)) {
       s.w = dense_;

@@ -62,6 +62,7 @@ void CudaBackend::Ops::norm_then_gemm(models::Vector norm, models::Linear w, __n
   auto* normed = b_.act_.normed.as<__nv_bfloat16>();
   check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_),
              "rmsnorm");
+  if (b_.weights_.fp8().has(w)) return b_.weights_.fp8().run(w, normed, T_, {y, nullptr}, b_.compute_);
   b_.gemm_->linear(normed, b_.weights_.matrix(w), y, T_, N, H, b_.compute_);
 }
 
@@ -108,7 +109,7 @@ void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer
     w4_linear(w, normed, T_, buffer(out), nullptr);
     return;
   }
-  if (fused_) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
+  if (fused_ && !b_.weights_.fp8().has(w)) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
   else norm_then_gemm(norm, w, buffer(out));
 }
 
@@ -118,7 +119,7 @@ void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, 
       break;
   }
   const bool int4 = b_.weights_.int4(w);
-  if (fused_ && !int4) {
+  if (fused_ && !int4 && !b_.weights_.fp8().has(w)) {
     normed_gemv(norm, w, buffer(out), GemvOutput::kSiluMul);
     return;
   }
@@ -199,6 +200,8 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
   }
   if (b_.weights_.int4(w)) {
     w4_linear(w, buffer(in), T_, nullptr, residual);
+  } else if (b_.weights_.fp8().has(w)) {
+    b_.weights_.fp8().run(w, buffer(in), T_, {nullptr, residual}, b_.compute_);
   } else if (fused_) {
     check_cuda(launch_gemv(residual_gemv_args(buffer(in), b_.weights_.matrix(w), residual, T_, N, K), b_.compute_),
                "linear + residual gemv");

@@ -107,7 +107,7 @@ std::vector<W4Weight> CudaWeightStore::int4_layers() const {
 }
 
 size_t CudaWeightStore::bytes() const {
-  size_t total = storage_.bytes();
+  size_t total = storage_.bytes() + fp8_.bytes();
   for (const DeviceBuffer& b : own_) total += b.bytes();
   return total;
 }
@@ -163,7 +163,7 @@ void CudaWeightStore::upload_quantized(Slot& s, quant::CheckpointReader& reader,
 void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConfig& quantization) {
   quant::CheckpointReader reader(checkpoint, quantization);
   // Quantized layers a single rank holds whole get their own allocations; the shared one is laid
-  // out again without them.
+  // out again without them, and without the FP8 layers, which go to fp8_ (e4m3 on the device).
   for (Slot& s : slots_) {
     if (s.as_float || tp_.size != 1) continue;
     bool all = true;
@@ -172,8 +172,10 @@ void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConf
     s.own = all;
   }
   total_ = 0;
-  for (Slot& s : slots_) {
+  for (size_t id = 0; id < slots_.size(); ++id) {
+    Slot& s = slots_[id];
     if (s.own) continue;
+    if (!s.as_float && fp8_.load(static_cast<int32_t>(id), reader, s.parts)) s.bytes = 0;
     s.offset = total_;
     total_ += (s.bytes + 255) / 256 * 256;
   }
@@ -183,12 +185,14 @@ void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConf
   std::vector<uint16_t> scratch16;
   std::string dense_log;
   int32_t int4_layers = 0, dense_layers = 0;
-  for (Slot& s : slots_) {
+  for (size_t id = 0; id < slots_.size(); ++id) {
+    Slot& s = slots_[id];
     if (s.own) {
       upload_quantized(s, reader, dense_log);
       ++(s.int4 ? int4_layers : dense_layers);
       continue;
     }
+    if (fp8_.has(models::Linear{static_cast<int32_t>(id)})) continue;
     size_t at = s.offset;
     for (const models::TensorPart& p : s.parts) {
       const quant::ResolvedTensor whole = reader.get(p.name, p.shape);
@@ -199,7 +203,11 @@ void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConf
     }
   }
   reader.finish();
-  if (quantization.quantized() && tp_.rank == 0) {
+  if (!fp8_.empty() && tp_.rank == 0)
+    std::fprintf(stderr, "zinfer cuda: %s: %d linear layers FP8 W8A8 (e4m3 weights; cuBLASLt e4m3 GEMM where a layer "
+                         "has one scale group and K, N are multiples of 16, else the direct kernel)\n",
+                 quantization.online ? "online fp8 of a dense checkpoint" : "fp8 checkpoint", fp8_.size());
+  if (quantization.quantized() && quantization.method != quant::Method::kFp8 && tp_.rank == 0) {
     std::fprintf(stderr, "zinfer cuda: %s checkpoint: %d linear layers int4 (W4A16 tensor-core kernel up to %d rows, "
                          "dequantized to bf16 for cuBLASLt above); %d dequantized to bf16 at load%s%s\n",
                  quant::method_name(quantization.method), int4_layers, kW4GemmMaxRows, dense_layers,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/fp8_linear.h"
 #include "gpu/cuda/w4_gemm.h"
 #include "gpu/models/weight_store.h"
 #include "gpu/quant/checkpoint_reader.h"
@@ -35,6 +36,7 @@ class CudaWeightStore final : public models::WeightStore {
   // fused parts with different act-order permutations) and every quantized layer of a
   // tensor-parallel rank are dequantized on the host and stored in bf16 like the rest; the log
   // line says how many took which way, and why.
+  // FP8 layers (an fp8 checkpoint, or online FP8) stay e4m3 on the device (fp8()).
   void upload(const WeightSet& checkpoint, const quant::QuantConfig& quantization = {});
   // Seeded random values on the device (benchmarks at a real model's shapes without a
   // checkpoint on disk): matrices ~ N(0, 0.02), norms near 1, biases near 0.
@@ -53,6 +55,9 @@ class CudaWeightStore final : public models::WeightStore {
     return v.valid() ? static_cast<const float*>(address(v.id)) : nullptr;
   }
   size_t bytes() const;
+  // The FP8 W8A8 layers (fp8_linear.h): a layer it has() has no bf16 matrix().
+  Fp8Layers& fp8() { return fp8_; }
+  const Fp8Layers& fp8() const { return fp8_; }
 
  private:
   struct Slot {
@@ -78,6 +83,7 @@ class CudaWeightStore final : public models::WeightStore {
   size_t total_ = 0;
   DeviceBuffer storage_;
   std::vector<DeviceBuffer> own_;
+  Fp8Layers fp8_;
 };
 
 }  // namespace zinfer::gpu::cuda

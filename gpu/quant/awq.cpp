@@ -49,6 +49,9 @@ IntWeight unpack(const QuantConfig& c, const QuantizedTensors& t) {
     case Method::kGptq: return unpack_gptq(c, t);
     case Method::kAwq: return unpack_awq(c, t);
     case Method::kCompressedTensors: return unpack_compressed_tensors(c, t);
+    case Method::kFp8:
+      throw SafetensorsError("tensor " + t.qweight->name + " in " + t.qweight->file +
+                             ": an integer-quantized layer in a checkpoint whose quant_method is fp8");
     case Method::kNone: break;
   }
   throw SafetensorsError("a quantized layer read for a checkpoint that is not quantized");

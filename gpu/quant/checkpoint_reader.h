@@ -9,6 +9,13 @@
 // module that modules_to_not_convert or ignore lists, an lm_head that disagrees with
 // quantization_config.lm_head, a packed layer no config_groups target names or a dense linear
 // layer one does (and ignore does not list) is an error naming the tensor.
+// FP8 (quant_method "fp8", or online FP8 of a dense checkpoint): a linear layer whose `.weight` is
+// float8_e4m3fn comes back from get_fp8() in the one FP8 form (fp8.h), with its scales
+// (fp8_checkpoint.h), and from get() as the dense w_q · s_w in float32. Embeddings and the LM head
+// stay dense (as vLLM keeps them), as do the modules ignored_layers names (exactly) or
+// modules_to_not_convert contains (as substrings); any other linear layer of an fp8 checkpoint
+// stored dense is an error naming it. Online FP8 quantizes every other linear layer at load
+// (quantize_per_channel).
 #pragma once
 
 #include <map>
@@ -17,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/quant/fp8.h"
 #include "gpu/quant/int_weight.h"
 #include "gpu/quant/quant_config.h"
 #include "gpu/safetensors.h"
@@ -52,6 +60,10 @@ class CheckpointReader {
   // Whether the checkpoint stores `<prefix>.weight` as a quantized layer (no check, no read): a
   // backend sizes its storage by it before it reads.
   bool stores_quantized(const std::string& name) const;
+  // For a store that runs FP8 layers in FP8: a linear layer's `<prefix>.weight` in the FP8 form
+  // when the checkpoint stores it so (or online FP8 quantizes it), else nullopt (read it with
+  // get()). Ask only for linear layers: a dense one an fp8 checkpoint does not exempt is refused.
+  std::optional<Fp8Weight> get_fp8(const std::string& name, const std::vector<int64_t>& shape);
   // After the last get(): every quantized layer in the checkpoint must have been read, and
   // quantization_config.lm_head must agree with what was. An AutoGPTQ checkpoint keeps a `bias`
   // beside every quantized layer, zeros where the model has none; one the model did not read must
@@ -63,6 +75,7 @@ class CheckpointReader {
   QuantConfig config_;
   std::set<std::string> read_;              // names handed out
   std::set<std::string> quantized_prefixes_;  // "<prefix>." of every quantized layer read
+  std::set<std::string> fp8_prefixes_;        // "<prefix>." of every fp8 layer read
   std::map<std::string, std::string> files_;  // "<prefix>." -> the file holding its qweight
 };
 

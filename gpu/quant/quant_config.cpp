@@ -269,7 +269,48 @@ bool regex_matches(const std::string& pattern, const std::string& name) {
   return std::regex_search(name, std::regex(pattern), std::regex_constants::match_continuous);
 }
 
+// vLLM's Fp8Config and transformers' FineGrainedFP8Config (DeepSeek-V3, Qwen3-FP8 write "fmt").
+void read_fp8(const json& q, QuantConfig& c) {
+  const std::string& o = c.origin;
+  // bits and group_size are informational for the integer formats; here they would mean something.
+  if (field(q, "bits") && int_field(q, "bits", 8, o) != 8)
+    fail(o, "bits " + std::to_string(int_field(q, "bits", 8, o)) + " is not supported for fp8 (8)");
+  if (field(q, "group_size")) fail(o, "group_size is not supported for fp8 (weight_block_size gives the blocks)");
+  refuse_unknown(q, {"activation_scheme", "weight_block_size", "ignored_layers", "modules_to_not_convert", "fmt",
+                     "dequantize"},
+                 o);
+  c.bits = 8;
+  const std::string scheme = string_field(q, "activation_scheme", "dynamic", o);
+  if (scheme == "dynamic") c.activation_scheme = ActivationScheme::kDynamic;
+  else if (scheme == "static") c.activation_scheme = ActivationScheme::kStatic;
+  else fail(o, "activation_scheme '" + scheme + "' is not supported (dynamic, static)");
+  if (const std::string fmt = string_field(q, "fmt", "e4m3", o); fmt != "e4m3")
+    fail(o, "fmt '" + fmt + "' is not supported (e4m3; e5m2 weights are not loaded)");
+  if (bool_field(q, "dequantize", false, o)) fail(o, "dequantize true is not supported (false: the layers run in fp8)");
+  if (const json* b = field(q, "weight_block_size")) {
+    if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_integer() || !(*b)[1].is_number_integer() ||
+        (*b)[0].get<int64_t>() <= 0 || (*b)[1].get<int64_t>() <= 0)
+      fail(o, "weight_block_size " + b->dump() + " is not supported (two positive integers, [128, 128] as written)");
+    c.block_n = (*b)[0].get<int64_t>();
+    c.block_k = (*b)[1].get<int64_t>();
+    if (c.activation_scheme == ActivationScheme::kStatic)
+      fail(o, "activation_scheme 'static' with weight_block_size is not supported (block-wise layers quantize "
+              "their activations per token and block: dynamic)");
+  }
+  c.ignored_layers = string_list(field(q, "ignored_layers"), "ignored_layers", o);
+  c.modules_to_not_convert = string_list(field(q, "modules_to_not_convert"), "modules_to_not_convert", o);
+}
+
 }  // namespace
+
+QuantConfig online_fp8_config(const std::string& origin) {
+  QuantConfig c;
+  c.method = Method::kFp8;
+  c.bits = 8;
+  c.online = true;
+  c.origin = origin;
+  return c;
+}
 
 const char* method_name(Method m) {
   switch (m) {
@@ -277,6 +318,7 @@ const char* method_name(Method m) {
     case Method::kGptq: return "gptq";
     case Method::kAwq: return "awq";
     case Method::kCompressedTensors: return "compressed-tensors";
+    case Method::kFp8: return "fp8";
   }
   return "?";
 }
@@ -295,9 +337,10 @@ QuantConfig parse_quant_config(const std::string& text, const std::string& origi
   if (method == "gptq") c.method = Method::kGptq, read_gptq(q, c);
   else if (method == "awq") c.method = Method::kAwq, read_awq(q, c);
   else if (method == "compressed-tensors") c.method = Method::kCompressedTensors, read_compressed_tensors(q, c);
+  else if (method == "fp8") c.method = Method::kFp8, read_fp8(q, c);
   else if (method.empty()) fail(origin, "quant_method is missing");
   else
-    fail(origin, "quant_method '" + method + "' is not supported (gptq, awq, compressed-tensors; fp8 is not "
+    fail(origin, "quant_method '" + method + "' is not supported (gptq, awq, compressed-tensors, fp8; others are not "
                  "loaded yet)");
   return c;
 }

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "gpu/quant/fp8.h"
+
 namespace zinfer::gpu::quant {
 
-enum class Method { kNone, kGptq, kAwq, kCompressedTensors };
+enum class Method { kNone, kGptq, kAwq, kCompressedTensors, kFp8 };
 
 // compressed-tensors: one entry of config_groups, the weight scheme of the modules it targets
 // (weight-only integer "pack-quantized"; everything else is refused when parsed).
@@ -34,10 +36,17 @@ struct QuantConfig {
   bool sym = true;           // symmetric: every zero point is 2^(bits-1) in the unsigned form
   bool zeros_offset = true;  // GPTQ v1 ("gptq") stores zero - 1; gptq_v2 stores the zero itself
   bool lm_head = false;      // GPTQ: lm_head is quantized too
-  std::vector<std::string> modules_to_not_convert;  // AWQ: module prefixes kept unquantized
+  std::vector<std::string> modules_to_not_convert;  // AWQ, fp8: modules (substrings) kept unquantized
   bool per_tensor = false;   // compressed-tensors strategy "tensor" (a layer's config, see layer_config)
   std::vector<CtGroup> groups;       // compressed-tensors config_groups
   std::vector<std::string> ignore;   // compressed-tensors: modules (names or "re:" regexes) kept dense
+  // fp8 (gpu/quant/fp8.h): the activation scheme, the weight_block_size [n, k] of a block-wise
+  // checkpoint (0: per-tensor or per-channel weight_scale), ignored_layers (module names kept
+  // dense), and whether the checkpoint is dense and quantized at load (online FP8).
+  ActivationScheme activation_scheme = ActivationScheme::kDynamic;
+  int64_t block_n = 0, block_k = 0;
+  std::vector<std::string> ignored_layers;
+  bool online = false;
   std::string origin;        // the config file, for error messages
 
   bool quantized() const { return method != Method::kNone; }
@@ -56,6 +65,8 @@ const CtGroup* ct_group_of(const QuantConfig& c, const std::string& module, bool
 // The config one layer of `group` is unpacked with: c with the group's bits, group_size, sym,
 // act-order (desc_act) and per_tensor.
 QuantConfig layer_config(const QuantConfig& c, const CtGroup& group);
+// Online FP8 (fp8_online.h): the config a bf16 checkpoint is quantized to at load.
+QuantConfig online_fp8_config(const std::string& origin);
 
 // Parses the JSON text of config.json's "quantization_config" object. `origin` names the file.
 QuantConfig parse_quant_config(const std::string& quantization_config_json, const std::string& origin);

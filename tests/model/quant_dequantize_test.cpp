@@ -167,7 +167,7 @@ TEST(QuantConfigParsing, RefusesWhatTheLoaderCannotHonourNamingTheField) {
       {R"({"quant_method": "gptq", "bits": 2, "group_size": 128})", "bits 2"},
       {R"({"quant_method": "awq", "bits": 8, "group_size": 128})", "bits 8"},
       {R"({"quant_method": "compressed-tensors", "config_groups": {}})", "format is missing"},
-      {R"({"quant_method": "fp8", "activation_scheme": "dynamic"})", "quant_method 'fp8'"},
+      {R"({"quant_method": "fp8", "activation_scheme": "per_block"})", "activation_scheme 'per_block'"},
       {R"({"quant_method": "bitsandbytes"})", "quant_method 'bitsandbytes'"},
       {R"({"bits": 4})", "quant_method is missing"},
       {R"({"quant_method": "gptq", "bits": 4, "group_size": 0})", "group_size 0"},

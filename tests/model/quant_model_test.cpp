@@ -25,6 +25,7 @@
 #include "gpu/quant/dequantize.h"
 #include "gpu/safetensors.h"
 #include "gpu/safetensors_writer.h"
+#include "checkpoint_folder.h"
 #include "reference_forward.h"
 #include "test_util.h"
 
@@ -34,42 +35,8 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(ZINFER_SOURCE_DIR) / "tests/data/models";
 
-struct Entry {
-  DType dtype;
-  std::vector<int64_t> shape;
-  std::vector<std::byte> bytes;
-};
-
-// A checkpoint folder held in memory, to edit and write elsewhere.
-struct Folder {
-  nlohmann::json config;
-  std::map<std::string, Entry> tensors;
-
-  explicit Folder(const fs::path& dir) {
-    std::ifstream in(dir / "config.json");
-    config = nlohmann::json::parse(in);
-    const SafetensorsFile f((dir / "model.safetensors").string());
-    for (const auto& [name, t] : f.tensors())
-      tensors[name] = {t.dtype, t.shape, std::vector<std::byte>(t.data, t.data + t.nbytes)};
-  }
-  void write(const fs::path& dir) const {
-    std::ofstream(dir / "config.json") << config.dump(2);
-    SafetensorsWriter w;
-    for (const auto& [name, e] : tensors) w.add(name, e.dtype, e.shape, e.bytes);
-    w.write((dir / "model.safetensors").string());
-  }
-  TensorView view(const std::string& name) const {
-    const Entry& e = tensors.at(name);
-    TensorView v;
-    v.name = name;
-    v.dtype = e.dtype;
-    v.shape = e.shape;
-    v.data = e.bytes.data();
-    v.nbytes = e.bytes.size();
-    v.file = "memory";
-    return v;
-  }
-};
+using test::Entry;
+using test::Folder;
 
 // The fixture with every quantized layer replaced by its dequantized float32 weight; `replaced`
 // gets the names of those weights.

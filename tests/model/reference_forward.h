@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,12 @@ namespace zinfer::gpu::test {
 
 class ReferenceForward {
  public:
+  using Mat = std::vector<std::vector<double>>;
   ReferenceForward(const ModelConfig& c, const std::string& dir) : c_(c), w_(dir) {}
+
+  // The decoder's linear layers (not the LM head): x [T, in] -> [T, out] for the checkpoint tensor
+  // `weight`. Unset: x · Wᵀ in float64. A quantized scheme sets its own arithmetic (fp8_reference.h).
+  std::function<Mat(const std::string& weight, const Mat& x)> linear;
 
   // Logits [tokens.size(), vocab] for every position.
   std::vector<std::vector<double>> logits(const std::vector<int32_t>& tokens) {
@@ -28,9 +34,9 @@ class ReferenceForward {
     for (int l = 0; l < c_.num_hidden_layers; ++l) {
       const std::string p = "model.layers." + std::to_string(l) + ".";
       auto h = norm_rows(x, vec(p + "input_layernorm.weight"));
-      auto q = matmul(h, mat(p + "self_attn.q_proj.weight"));
-      auto k = matmul(h, mat(p + "self_attn.k_proj.weight"));
-      auto v = matmul(h, mat(p + "self_attn.v_proj.weight"));
+      auto q = lin(h, p + "self_attn.q_proj.weight");
+      auto k = lin(h, p + "self_attn.k_proj.weight");
+      auto v = lin(h, p + "self_attn.v_proj.weight");
       if (c_.attention_bias) {
         add_bias(q, vec(p + "self_attn.q_proj.bias"));
         add_bias(k, vec(p + "self_attn.k_proj.bias"));
@@ -61,22 +67,22 @@ class ReferenceForward {
           for (int j = lo; j <= t; ++j)
             for (int e = 0; e < D; ++e) att[t][hd * D + e] += s[j - lo] / z * v[j][g * D + e];
         }
-      auto o = matmul(att, mat(p + "self_attn.o_proj.weight"));
+      auto o = lin(att, p + "self_attn.o_proj.weight");
       if (c_.o_proj_bias) add_bias(o, vec(p + "self_attn.o_proj.bias"));
       add_rows(x, o);
       h = norm_rows(x, vec(p + "post_attention_layernorm.weight"));
-      auto gate = matmul(h, mat(p + "mlp.gate_proj.weight"));
-      auto up = matmul(h, mat(p + "mlp.up_proj.weight"));
+      auto gate = lin(h, p + "mlp.gate_proj.weight");
+      auto up = lin(h, p + "mlp.up_proj.weight");
       for (int t = 0; t < T; ++t)
         for (size_t i = 0; i < gate[t].size(); ++i) gate[t][i] = gate[t][i] / (1 + std::exp(-gate[t][i])) * up[t][i];
-      add_rows(x, matmul(gate, mat(p + "mlp.down_proj.weight")));
+      add_rows(x, lin(gate, p + "mlp.down_proj.weight"));
     }
     auto h = norm_rows(x, vec("model.norm.weight"));
     return matmul(h, c_.tie_word_embeddings ? embed : mat("lm_head.weight"));
   }
 
  private:
-  using Mat = std::vector<std::vector<double>>;
+  Mat lin(const Mat& x, const std::string& weight) { return linear ? linear(weight, x) : matmul(x, mat(weight)); }
 
   std::vector<double> vec(const std::string& name) {
     const TensorView& t = w_.get(name);

@@ -55,7 +55,7 @@ TEST(ServeFlags, HelpListsVllmsFlags) {
         "--served-model-name", "--dtype", "--block-size", "--enable-prefix-caching", "--no-enable-prefix-caching",
         "--swap-space", "--num-gpu-blocks-override", "--scheduling-policy", "--preemption-mode", "--seed",
         "--max-logprobs", "--chat-template", "--generation-config", "--host", "--port", "--disable-log-requests",
-        "--tensor-parallel-size",
+        "--tensor-parallel-size", "--quantization",
         "--config", "MODEL"}) {
     EXPECT_NE(text.find(flag), std::string::npos) << flag << " is not in --help:\n" << text;
   }
@@ -110,6 +110,17 @@ TEST(ServeFlags, FlagsReachTheSchedulerAndTheCache) {
   EXPECT_EQ(b.device, "synthetic");
   EXPECT_EQ(b.tensor_parallel_size, 2);
   EXPECT_TRUE(serve({"--enable-prefix-caching"}).scheduler.enable_prefix_caching);
+  // vLLM's --quantization: online FP8 of a dense checkpoint, or what config.json says.
+  EXPECT_EQ(actors::backend_options(serve({"m", "--quantization", "fp8"})).quantization, "fp8");
+  EXPECT_EQ(actors::backend_options(serve({"m", "--quantization", "none"})).quantization, "none");
+  EXPECT_EQ(actors::backend_options(serve({"m"})).quantization, "auto");
+  try {
+    serve({"m", "--quantization", "gptq"});
+    ADD_FAILURE() << "--quantization gptq accepted";
+  } catch (const runtime::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--quantization"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.quantization"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(serve({"--enable-prefix-caching", "--no-enable-prefix-caching"}), CLI::ParseError);
 }
 

@@ -22,6 +22,7 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add(cmd, "server.reasoning_parser", "--reasoning-parser");
   flags_.add(cmd, "model.device", "--device");
   flags_.add(cmd, "model.dtype", "--dtype");
+  flags_.add(cmd, "model.quantization", "--quantization");
   flags_.add(cmd, "model.max_model_len", "--max-model-len");
   flags_.add(cmd, "model.tensor_parallel_size", "--tensor-parallel-size");
   flags_.add(cmd, "scheduler.policy", "--scheduling-policy");

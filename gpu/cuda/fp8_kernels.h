@@ -1,0 +1,40 @@
+// The CUDA kernels of FP8 W8A8 linear layers (gpu/quant/fp8.h's arithmetic):
+//   fp8_quantize.cu  activations bf16 [M, K] -> e4m3 x_q [M, K] and s_x [M, groups]: per token and
+//                    group, s_x = max(amax, 1e-10) / 448 (dynamic) or the static input scale;
+//                    x_q = e4m3(x / s_x), round to nearest even, saturating (cuda_fp8.h's
+//                    __NV_SATFINITE conversion)
+//   fp8_gemm.cu      the scale epilogue after cuBLASLt's e4m3 GEMM (acc float32 [M, N] ->
+//                    acc · s_x[m] · s_w[n] as bf16, or added into a float32 residual), and a direct
+//                    kernel for what cuBLASLt's FP8 GEMM does not take here (block-wise scales,
+//                    K or N not multiples of 16): Σ_g s_x[m, g] · s_w[n, g] · Σ_{k ∈ g} x_q · w_q
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace zinfer::gpu::cuda {
+
+// static_scale > 0: every s_x is static_scale; else dynamic.
+cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
+                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream);
+
+// Where a product goes: bf16 [M, N], or added into float32 [M, N].
+struct Fp8Output {
+  __nv_bfloat16* bf16 = nullptr;
+  float* add_f32 = nullptr;
+};
+
+// out = acc[m, n] · (s_x[m] · s_w[n]) for one group (groups == 1).
+cudaError_t launch_fp8_scale_epilogue(const float* acc, const float* s_x, const float* s_w, int32_t M, int32_t N,
+                                      Fp8Output out, cudaStream_t stream);
+
+// The whole product without cuBLASLt: x_q [M, K], w_q [N, K], s_x [M, G], s_w [N, G], G groups of
+// `group` inputs.
+cudaError_t launch_fp8_gemm_direct(const __nv_fp8_e4m3* x_q, const float* s_x, const __nv_fp8_e4m3* w_q,
+                                   const float* s_w, int32_t M, int32_t N, int32_t K, int32_t group, Fp8Output out,
+                                   cudaStream_t stream);
+
+}  // namespace zinfer::gpu::cuda

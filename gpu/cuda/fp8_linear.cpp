@@ -1,0 +1,143 @@
+#include "gpu/cuda/fp8_linear.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/cuda/cuda_check.h"
+#include "gpu/quant/fp8_parts.h"
+
+namespace zinfer::gpu::cuda {
+namespace {
+
+// The float32 accumulator of one cuBLASLt product is at most this big; larger products run in
+// chunks of rows (gate_up of an 8B model at 2,048 tokens would otherwise take 470 MB).
+constexpr size_t kAccBytes = size_t{64} << 20;
+constexpr size_t kLtWorkspace = size_t{32} << 20;
+
+}  // namespace
+
+Fp8Layers::~Fp8Layers() {
+  for (auto& [key, p] : plans_) {
+    cublasLtMatrixLayoutDestroy(p.a);
+    cublasLtMatrixLayoutDestroy(p.b);
+    cublasLtMatrixLayoutDestroy(p.c);
+    cublasLtMatmulDescDestroy(p.op);
+  }
+  if (handle_ != nullptr) cublasLtDestroy(handle_);
+}
+
+bool Fp8Layers::load(int32_t id, quant::CheckpointReader& reader, const std::vector<models::TensorPart>& parts) {
+  const std::optional<quant::Fp8Weight> w = quant::read_fp8_linear(reader, parts);
+  if (!w) return false;
+  add(id, *w);
+  return true;
+}
+
+void Fp8Layers::add(int32_t id, const quant::Fp8Weight& w) {
+  if (max_rows_ > 0) throw std::logic_error("an fp8 layer was added after the fp8 workspaces were allocated");
+  Layer l;
+  l.rows = static_cast<int32_t>(w.rows);
+  l.cols = static_cast<int32_t>(w.cols);
+  l.group = static_cast<int32_t>(w.group);
+  l.groups = static_cast<int32_t>(w.groups());
+  l.static_scale = w.activation == quant::ActivationScheme::kStatic ? w.input_scale : 0.f;
+  l.q = DeviceBuffer(w.q.size(), "fp8 weights");
+  l.scale = DeviceBuffer(w.scale.size() * sizeof(float), "fp8 weight scales");
+  check_cuda(cudaMemcpy(l.q.get(), w.q.data(), w.q.size(), cudaMemcpyHostToDevice), "upload of fp8 weights");
+  check_cuda(cudaMemcpy(l.scale.get(), w.scale.data(), w.scale.size() * sizeof(float), cudaMemcpyHostToDevice),
+             "upload of fp8 weight scales");
+  layers_[id] = std::move(l);
+}
+
+void Fp8Layers::prepare(int64_t max_rows) {
+  if (layers_.empty() || max_rows_ > 0) return;
+  max_rows_ = max_rows;
+  int64_t max_k = 0, max_n = 0, max_groups = 0;
+  for (const auto& [id, l] : layers_) {
+    max_k = std::max<int64_t>(max_k, l.cols);
+    max_groups = std::max<int64_t>(max_groups, l.groups);
+    if (lt_eligible(l)) max_n = std::max<int64_t>(max_n, l.rows);
+  }
+  x_q_ = DeviceBuffer(static_cast<size_t>(max_rows * max_k), "fp8 activations");
+  s_x_ = DeviceBuffer(static_cast<size_t>(max_rows * max_groups) * sizeof(float), "fp8 activation scales");
+  if (max_n > 0) {
+    acc_rows_ = std::clamp<int64_t>(static_cast<int64_t>(kAccBytes / (max_n * sizeof(float))), 1, max_rows);
+    acc_ = DeviceBuffer(static_cast<size_t>(acc_rows_ * max_n) * sizeof(float), "fp8 GEMM accumulator");
+    lt_workspace_ = DeviceBuffer(kLtWorkspace, "fp8 cuBLASLt workspace");
+    check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
+  }
+}
+
+// As gemm.cpp lays out the bf16 product: column-major yᵀ[n, m] = W[n, k] · xᵀ[k, m], A = W
+// transposed (the "TN" form cuBLASLt's FP8 GEMM requires), B = x.
+const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k) {
+  const auto key = std::make_tuple(m, n, k);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  Plan p;
+  check_cublas(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate (fp8)");
+  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
+               "set TRANSA (fp8)");
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
+               "set TRANSB (fp8)");
+  check_cublas(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, k, n, k), "layout A (fp8)");
+  check_cublas(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, k, m, k), "layout B (fp8)");
+  check_cublas(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, n, m, n), "layout C (fp8)");
+  cublasLtMatmulPreference_t pref = nullptr;
+  check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate (fp8)");
+  const size_t ws = lt_workspace_.bytes();
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
+               "set workspace preference (fp8)");
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  p.ok = status == CUBLAS_STATUS_SUCCESS && found > 0;
+  if (p.ok) p.algo = result.algo;
+  return plans_.emplace(key, p).first->second;
+}
+
+void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream) {
+  if (M == 0) return;
+  if (M > max_rows_) throw std::logic_error("an fp8 product of " + std::to_string(M) + " rows, past the prepared " +
+                                            std::to_string(max_rows_));
+  Layer& l = layers_.at(w.id);
+  auto* x_q = x_q_.as<__nv_fp8_e4m3>();
+  auto* s_x = s_x_.as<float>();
+  check_cuda(launch_fp8_quantize(x, M, l.cols, l.group, l.static_scale, x_q, s_x, stream), "fp8 activation quantize");
+  const auto* w_q = l.q.as<__nv_fp8_e4m3>();
+  const auto* s_w = l.scale.as<float>();
+  // cuBLASLt when it has an algorithm for both chunk sizes (checked before anything is written:
+  // a chunk added into the residual must not be added twice by a fallback).
+  const int32_t chunk = static_cast<int32_t>(std::min<int64_t>(acc_rows_, M));
+  const bool lt = lt_eligible(l) && handle_ != nullptr && plan(chunk, l.rows, l.cols).ok &&
+                  (M % chunk == 0 || plan(M % chunk, l.rows, l.cols).ok);
+  if (lt) {
+    const float alpha = 1.f, beta = 0.f;
+    for (int32_t m0 = 0; m0 < M; m0 += chunk) {
+      const int32_t rows = std::min(chunk, M - m0);
+      const Plan& p = plan(rows, l.rows, l.cols);
+      check_cublas(cublasLtMatmul(handle_, p.op, &alpha, w_q, p.a, x_q + static_cast<size_t>(m0) * l.cols, p.b, &beta,
+                                  acc_.get(), p.c, acc_.get(), p.c, &p.algo, lt_workspace_.get(),
+                                  lt_workspace_.bytes(), stream),
+                   "cublasLtMatmul (fp8)");
+      Fp8Output part = out;
+      if (part.bf16) part.bf16 += static_cast<size_t>(m0) * l.rows;
+      if (part.add_f32) part.add_f32 += static_cast<size_t>(m0) * l.rows;
+      check_cuda(launch_fp8_scale_epilogue(acc_.as<float>(), s_x + m0, s_w, rows, l.rows, part, stream),
+                 "fp8 scale epilogue");
+    }
+    return;
+  }
+  check_cuda(launch_fp8_gemm_direct(x_q, s_x, w_q, s_w, M, l.rows, l.cols, l.group, out, stream), "fp8 gemm");
+}
+
+size_t Fp8Layers::bytes() const {
+  size_t n = x_q_.bytes() + s_x_.bytes() + acc_.bytes() + lt_workspace_.bytes();
+  for (const auto& [id, l] : layers_) n += l.q.bytes() + l.scale.bytes();
+  return n;
+}
+
+}  // namespace zinfer::gpu::cuda

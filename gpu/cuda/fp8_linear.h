@@ -1,0 +1,70 @@
+// The CUDA backend's FP8 W8A8 linear layers (gpu/quant/fp8.h): weights kept as e4m3 on the device
+// with float32 scales [N, groups], activations quantized per step (fp8_kernels.h), the product on
+// cuBLASLt's e4m3 GEMM (sm_89+: e4m3 x e4m3, float32 accumulation into a float32 workspace, then
+// the scale epilogue) for one scale group per row with K and N multiples of 16, and on the direct
+// kernel otherwise (block-wise scales, odd sizes, or a cuBLASLt without an algorithm for it).
+// CudaWeightStore owns one; the ops call run() for a layer that has() it (cuda_ops.cpp).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/fp8_kernels.h"
+#include "gpu/models/weight_store.h"
+#include "gpu/quant/checkpoint_reader.h"
+#include "gpu/quant/fp8.h"
+
+namespace zinfer::gpu::cuda {
+
+class Fp8Layers {
+ public:
+  Fp8Layers() = default;
+  ~Fp8Layers();
+  Fp8Layers(const Fp8Layers&) = delete;
+  Fp8Layers& operator=(const Fp8Layers&) = delete;
+
+  // Reads linear layer `id` (its parts, as declared to the store) as an FP8 layer when the
+  // checkpoint stores it in fp8 or online FP8 quantizes it, and uploads it; false when it is dense.
+  bool load(int32_t id, quant::CheckpointReader& reader, const std::vector<models::TensorPart>& parts);
+  // An FP8 layer already in the one host form (tests).
+  void add(int32_t id, const quant::Fp8Weight& w);
+  bool has(models::Linear w) const { return layers_.count(w.id) > 0; }
+  bool empty() const { return layers_.empty(); }
+  int32_t size() const { return static_cast<int32_t>(layers_.size()); }
+  // Workspaces for steps of up to max_rows rows: once, before the first run and any graph capture.
+  void prepare(int64_t max_rows);
+  // y = W8A8(x) for x bf16 [M, K] into `out` (bf16 [M, N], or added into float32 [M, N]).
+  void run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream);
+  size_t bytes() const;
+
+ private:
+  struct Layer {
+    DeviceBuffer q;      // [N, K] e4m3
+    DeviceBuffer scale;  // [N, groups] float32
+    int32_t rows = 0, cols = 0, group = 0, groups = 0;
+    float static_scale = 0;  // 0: dynamic
+  };
+  struct Plan {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool ok = false;  // cuBLASLt has an algorithm: else the direct kernel
+  };
+  const Plan& plan(int64_t m, int64_t n, int64_t k);
+  bool lt_eligible(const Layer& l) const { return l.groups == 1 && l.cols % 16 == 0 && l.rows % 16 == 0; }
+
+  std::map<int32_t, Layer> layers_;
+  int64_t max_rows_ = 0, acc_rows_ = 0;
+  DeviceBuffer x_q_, s_x_, acc_, lt_workspace_;
+  cublasLtHandle_t handle_ = nullptr;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Plan> plans_;
+};
+
+}  // namespace zinfer::gpu::cuda

@@ -1,0 +1,149 @@
+#include "gpu/quant/fp8.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "gpu/safetensors.h"
+
+namespace zinfer::gpu::quant {
+namespace {
+
+std::array<float, 256> decode_table() {
+  std::array<float, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    const int e = (c >> 3) & 0xF, m = c & 7;
+    float v;
+    if (e == 0xF && m == 7) v = std::numeric_limits<float>::quiet_NaN();
+    else if (e == 0) v = std::ldexp(static_cast<float>(m), -9);            // subnormal: m/8 · 2^-6
+    else v = std::ldexp(static_cast<float>(8 + m), e - 7 - 3);              // (1 + m/8) · 2^(e-7)
+    t[static_cast<size_t>(c)] = (c & 0x80) ? -v : v;
+  }
+  return t;
+}
+
+const std::array<float, 256> kDecode = decode_table();
+
+[[noreturn]] void fail(const std::string& what, const std::string& why) {
+  throw SafetensorsError("tensor " + what + ": " + why);
+}
+
+float amax_of(const float* x, int64_t n) {
+  float a = 0;
+  for (int64_t i = 0; i < n; ++i) a = std::max(a, std::fabs(x[i]));
+  return a;
+}
+
+}  // namespace
+
+float e4m3_to_float(uint8_t code) { return kDecode[code]; }
+
+uint8_t float_to_e4m3(float x) {
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
+  if (std::isnan(x)) return sign | 0x7F;
+  // The arithmetic is on doubles scaled by powers of two (exact), rounded by nearbyint in the
+  // default rounding mode: to nearest, ties to even.
+  const double a = std::min(std::fabs(static_cast<double>(x)), 448.0);
+  if (a < 0x1p-6) {
+    // Subnormals (and the smallest normal, which continues the same integer steps): code = a / 2^-9.
+    return sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p9));
+  }
+  int e = 0;
+  std::frexp(a, &e);  // a = f · 2^e, f in [0.5, 1): the exponent of a's leading bit is e - 1
+  const int exp = e - 1;
+  // Eight steps per binade: the mantissa's three bits, rounded; a carry moves to the next binade,
+  // which the code's integer layout absorbs (mantissa 8 = the next exponent with mantissa 0).
+  const int steps = static_cast<int>(std::nearbyint(std::ldexp(a, 3 - exp)));  // in [8, 16]
+  const int code = ((exp + 7) << 3) + (steps - 8);
+  return sign | static_cast<uint8_t>(std::min(code, 0x7E));
+}
+
+const char* activation_scheme_name(ActivationScheme s) { return s == ActivationScheme::kStatic ? "static" : "dynamic"; }
+
+std::vector<float> Fp8Weight::to_dense() const {
+  std::vector<float> w(q.size());
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t k = 0; k < cols; ++k)
+      w[static_cast<size_t>(n * cols + k)] = kDecode[q[static_cast<size_t>(n * cols + k)]] * scale_at(n, k / group);
+  return w;
+}
+
+Fp8Weight Fp8Weight::slice(int64_t row_begin, int64_t row_count, int64_t col_begin, int64_t col_count,
+                           const std::string& what) const {
+  if (row_begin < 0 || row_count < 0 || col_begin < 0 || col_count <= 0 || col_begin + col_count > cols)
+    fail(what, "a slice outside the tensor");
+  const bool one_group = groups() == 1;
+  if (!one_group && (col_begin % group != 0 || (col_count % group != 0 && col_begin + col_count != cols)))
+    fail(what, "columns [" + std::to_string(col_begin) + ", " + std::to_string(col_begin + col_count) +
+                   ") of a tensor-parallel rank do not fall on its scale blocks of " + std::to_string(group) +
+                   " inputs");
+  Fp8Weight out;
+  out.rows = row_count;
+  out.cols = col_count;
+  out.group = one_group ? col_count : group;
+  out.activation = activation;
+  out.input_scale = input_scale;
+  const int64_t G = out.groups(), g0 = one_group ? 0 : col_begin / group;
+  out.q.assign(static_cast<size_t>(row_count * col_count), 0);
+  out.scale.assign(static_cast<size_t>(row_count * G), 0.0f);
+  for (int64_t r = 0; r < row_count; ++r) {
+    const int64_t n = row_begin + r;
+    if (n >= rows) continue;  // a padded vocabulary's rows: zeros
+    std::copy_n(q.begin() + n * cols + col_begin, col_count, out.q.begin() + r * col_count);
+    for (int64_t g = 0; g < G; ++g) out.scale[static_cast<size_t>(r * G + g)] = scale_at(n, g0 + g);
+  }
+  return out;
+}
+
+void Fp8Weight::append(const Fp8Weight& below, const std::string& what) {
+  if (rows == 0) {
+    *this = below;
+    return;
+  }
+  if (below.cols != cols) fail(what, "has " + std::to_string(below.cols) + " columns, its fused layer " + std::to_string(cols));
+  if (below.group != group)
+    fail(what, "is scaled in groups of " + std::to_string(below.group) + " inputs, the rest of its fused layer in " +
+                   std::to_string(group));
+  if (below.activation != activation)
+    fail(what, std::string("has activation scheme ") + activation_scheme_name(below.activation) +
+                   ", the rest of its fused layer " + activation_scheme_name(activation));
+  rows += below.rows;
+  q.insert(q.end(), below.q.begin(), below.q.end());
+  scale.insert(scale.end(), below.scale.begin(), below.scale.end());
+  input_scale = std::max(input_scale, below.input_scale);
+}
+
+Fp8Weight quantize_per_channel(const float* w, int64_t rows, int64_t cols) {
+  Fp8Weight out;
+  out.rows = rows;
+  out.cols = cols;
+  out.group = cols;
+  out.activation = ActivationScheme::kDynamic;
+  out.q.resize(static_cast<size_t>(rows * cols));
+  out.scale.resize(static_cast<size_t>(rows));
+  for (int64_t n = 0; n < rows; ++n) {
+    const float* row = w + n * cols;
+    const float s = std::max(amax_of(row, cols), kFp8MinAmax) / kFp8Max;
+    out.scale[static_cast<size_t>(n)] = s;
+    for (int64_t k = 0; k < cols; ++k) out.q[static_cast<size_t>(n * cols + k)] = float_to_e4m3(row[k] / s);
+  }
+  return out;
+}
+
+void quantize_activations(const float* x, int64_t M, int64_t K, int64_t group, ActivationScheme scheme,
+                          float input_scale, float* x_q, float* s_x) {
+  const int64_t G = (K + group - 1) / group;
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t g = 0; g < G; ++g) {
+      const int64_t k0 = g * group, width = std::min(group, K - k0);
+      const float* in = x + m * K + k0;
+      const float s = scheme == ActivationScheme::kStatic ? input_scale
+                                                          : std::max(amax_of(in, width), kFp8MinAmax) / kFp8Max;
+      s_x[m * G + g] = s;
+      for (int64_t k = 0; k < width; ++k) x_q[m * K + k0 + k] = round_e4m3(in[k] / s);
+    }
+  }
+}
+
+}  // namespace zinfer::gpu::quant

@@ -1,0 +1,24 @@
+#include "gpu/quant/fp8_parts.h"
+
+namespace zinfer::gpu::quant {
+
+std::optional<Fp8Weight> read_fp8_linear(CheckpointReader& reader, const std::vector<models::TensorPart>& parts) {
+  Fp8Weight out;
+  std::string dense;
+  for (const models::TensorPart& p : parts) {
+    std::optional<Fp8Weight> whole = reader.get_fp8(p.name, p.shape);
+    if (!whole) {
+      dense = p.name;
+      continue;
+    }
+    const std::vector<int64_t> s = models::sliced_shape(p);
+    out.append(whole->slice(p.rows.begin, s[0], p.cols.begin, s[1], p.name), p.name);
+  }
+  if (out.rows == 0) return std::nullopt;
+  if (!dense.empty())
+    throw SafetensorsError("tensor " + dense + " is stored dense in a layer fused with fp8 parts; a fused layer is "
+                           "quantized whole (list every part, or none, in ignored_layers)");
+  return out;
+}
+
+}  // namespace zinfer::gpu::quant
