@@ -58,7 +58,12 @@ class Fp8Layers {
     bool ok = false;  // cuBLASLt has an algorithm: else the direct kernel
   };
   const Plan& plan(int64_t m, int64_t n, int64_t k);
-  bool lt_eligible(const Layer& l) const { return l.groups == 1 && l.cols % 16 == 0 && l.rows % 16 == 0; }
+  // cuBLASLt's e4m3 GEMM is not used for now: on an H200 (2026-11-26) its float32 results differed
+  // from the float32 W8A8 sums by up to 3e-4 relative per layer (the e4m3 tensor cores accumulate
+  // with fewer bits than float32), and whole models through it strayed from the CPU's W8A8 model
+  // further than W8A8 strays from the unquantized one (tests/cuda/fp8_test.cpp); the direct kernel
+  // matches the CPU. The plan code stays for the accumulation fix (promotion every few k-blocks).
+  bool lt_eligible(const Layer&) const { return false; }
 
   std::map<int32_t, Layer> layers_;
   int64_t max_rows_ = 0, acc_rows_ = 0;

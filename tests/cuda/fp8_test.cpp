@@ -86,6 +86,7 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what) {
     for (size_t i = 0; i < want.size(); ++i) {
       ASSERT_NEAR(got[i], want[i], 8e-3 * std::abs(want[i]) + 1e-5 * scale) << i;  // bf16 output
       ASSERT_NEAR(added[i], 1.0f + want[i], 1e-5 * scale + 1e-6) << i;             // float32 accumulation
+
     }
   }
 }
@@ -102,7 +103,9 @@ TEST(CudaFp8, EveryFixtureLayerMatchesTheCpu) {
   }
 }
 
-TEST(CudaFp8, CublasLtLayersMatchTheCpu) {
+// The shapes cuBLASLt's e4m3 GEMM would take (one scale group, K and N multiples of 16); they run
+// the direct kernel while that GEMM is off (fp8_linear.h says why).
+TEST(CudaFp8, CublasLtShapedLayersMatchTheCpu) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(7);
   for (const auto& [N, K] : std::vector<std::pair<int, int>>{{64, 128}, {272, 96}, {48, 1024}}) {
@@ -134,24 +137,52 @@ std::vector<float> logits_on(const std::string& device, const std::string& dir, 
   return backend->forward_logits(s);
 }
 
-TEST(CudaFp8, ModelsMatchTheCpuBackend) {
+// Quantizing activations to e4m3 (3 mantissa bits) turns the backends' different roundings before
+// it (float32 on the CPU, bf16 on the device) into whole e4m3 steps of some elements, so the two
+// W8A8 models differ more than two bf16 ones. The bar: the device's distance from the CPU's W8A8
+// model is at most half of W8A8's own distance from the unquantized model (a wrong scale, block or
+// rounding is of that order or larger), and the logits point the same way. On an H200
+// (2026-11-26) llama_fp8_block met it and llama_fp8 and online FP8 of llama_bf16 did not (1.2-1.5×
+// instead of 0.5×), so the CUDA backend refuses FP8 models (next test) and this one is disabled
+// until they meet it.
+TEST(CudaFp8, DISABLED_ModelsMatchTheCpuBackend) {
   ZINFER_REQUIRE_CUDA();
-  for (const auto& [fixture, quantization] : std::vector<std::pair<std::string, std::string>>{
-           {"llama_fp8", "auto"}, {"llama_fp8_block", "auto"}, {"llama_bf16", "fp8"}}) {
-    SCOPED_TRACE(fixture + " quantization " + quantization);
-    const std::string dir = (kModels / fixture).string();
-    const std::vector<float> cpu = logits_on("cpu", dir, quantization), gpu = logits_on("cuda", dir, quantization);
+  struct Case {
+    std::string fixture, quantization, dense_fixture;  // dense_fixture: the model it was quantized from
+  };
+  for (const Case& c : std::vector<Case>{
+           {"llama_fp8", "auto", "llama"}, {"llama_fp8_block", "auto", "llama"}, {"llama_bf16", "fp8", "llama_bf16"}}) {
+    SCOPED_TRACE(c.fixture + " quantization " + c.quantization);
+    const std::vector<float> cpu = logits_on("cpu", (kModels / c.fixture).string(), c.quantization);
+    const std::vector<float> gpu = logits_on("cuda", (kModels / c.fixture).string(), c.quantization);
+    const std::vector<float> dense = logits_on("cpu", (kModels / c.dense_fixture).string(), "none");
     ASSERT_EQ(cpu.size(), gpu.size());
-    double ab = 0, aa = 0, bb = 0, worst = 0, spread = 0;
+    ASSERT_EQ(cpu.size(), dense.size());
+    double ab = 0, aa = 0, bb = 0, backend_gap = 0, quantization_gap = 0;
     for (size_t i = 0; i < cpu.size(); ++i) {
       ab += double(cpu[i]) * gpu[i];
       aa += double(cpu[i]) * cpu[i];
       bb += double(gpu[i]) * gpu[i];
-      worst = std::max(worst, double(std::abs(cpu[i] - gpu[i])));
-      spread = std::max(spread, double(std::abs(cpu[i])));
+      backend_gap += (double(gpu[i]) - cpu[i]) * (double(gpu[i]) - cpu[i]);
+      quantization_gap += (double(cpu[i]) - dense[i]) * (double(cpu[i]) - dense[i]);
     }
-    EXPECT_GT(ab / std::sqrt(aa * bb), 0.999);
-    EXPECT_LT(worst, 0.05 * spread);
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.99);
+    EXPECT_LT(std::sqrt(backend_gap), 0.5 * std::sqrt(quantization_gap));
+  }
+}
+
+// Until the test above passes, an FP8 model on the CUDA backend is an error that says where it
+// runs, never a model served unvouched.
+TEST(CudaFp8, WholeModelsAreRefusedUntilValidated) {
+  ZINFER_REQUIRE_CUDA();
+  for (const auto& [fixture, quantization] :
+       std::vector<std::pair<std::string, std::string>>{{"llama_fp8", "auto"}, {"llama_bf16", "fp8"}}) {
+    try {
+      logits_on("cuda", (kModels / fixture).string(), quantization);
+      ADD_FAILURE() << fixture << " " << quantization << " loaded on the CUDA backend";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("runs on the CPU backend only"), std::string::npos) << e.what();
+    }
   }
 }
 
