@@ -60,9 +60,8 @@ class Fp8Layers {
   const Plan& plan(int64_t m, int64_t n, int64_t k);
   // cuBLASLt's e4m3 GEMM is not used for now: on an H200 (2026-11-26) its float32 results differed
   // from the float32 W8A8 sums by up to 3e-4 relative per layer (the e4m3 tensor cores accumulate
-  // with fewer bits than float32), and whole models through it strayed from the CPU's W8A8 model
-  // further than W8A8 strays from the unquantized one (tests/cuda/fp8_test.cpp); the direct kernel
-  // matches the CPU. The plan code stays for the accumulation fix (promotion every few k-blocks).
+  // with fewer bits than float32), where the direct kernel matches the CPU's sums. The plan code
+  // stays for the accumulation fix (promotion of the sums every few k-blocks).
   bool lt_eligible(const Layer&) const { return false; }
 
   std::map<int32_t, Layer> layers_;
