@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
@@ -17,9 +18,10 @@
 
 namespace zinfer::gpu::cuda {
 
-// static_scale > 0: every s_x is static_scale; else dynamic.
+// static_scale > 0: every s_x is static_scale; else dynamic. The codes go to x_q, and/or widened
+// to f16 (exactly) to x_f16 for the mma kernel of fp8_mma.h; either may be null, not both.
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
-                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream);
+                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16 = nullptr);
 
 // Where a product goes: bf16 [M, N], or added into float32 [M, N].
 struct Fp8Output {

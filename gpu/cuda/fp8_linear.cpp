@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/fp8_mma.h"
 #include "gpu/quant/fp8_parts.h"
 
 namespace zinfer::gpu::cuda {
@@ -16,6 +17,13 @@ constexpr size_t kAccBytes = size_t{64} << 20;
 constexpr size_t kLtWorkspace = size_t{32} << 20;
 
 }  // namespace
+
+Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M) {
+  const bool mma = fp8_mma_supports(static_cast<int32_t>(rows), static_cast<int32_t>(cols), static_cast<int32_t>(group));
+  const bool lt = lt_shape(rows, cols, group);
+  if (mma && (M <= kFp8MmaMaxRows || !lt)) return Fp8Path::kMma;
+  return lt ? Fp8Path::kCublasLt : Fp8Path::kDirect;
+}
 
 Fp8Layers::~Fp8Layers() {
   for (auto& [key, p] : plans_) {
@@ -42,6 +50,7 @@ void Fp8Layers::add(int32_t id, const quant::Fp8Weight& w) {
   l.group = static_cast<int32_t>(w.group);
   l.groups = static_cast<int32_t>(w.groups());
   l.static_scale = w.activation == quant::ActivationScheme::kStatic ? w.input_scale : 0.f;
+  l.mma = fp8_mma_supports(l.rows, l.cols, l.group);
   l.q = DeviceBuffer(w.q.size(), "fp8 weights");
   l.scale = DeviceBuffer(w.scale.size() * sizeof(float), "fp8 weight scales");
   check_cuda(cudaMemcpy(l.q.get(), w.q.data(), w.q.size(), cudaMemcpyHostToDevice), "upload of fp8 weights");
@@ -54,13 +63,27 @@ void Fp8Layers::prepare(int64_t max_rows) {
   if (layers_.empty() || max_rows_ > 0) return;
   max_rows_ = max_rows;
   int64_t max_k = 0, max_n = 0, max_groups = 0;
+  size_t partial_floats = 0, counters = 0;
+  const int32_t mma_rows = static_cast<int32_t>(std::min<int64_t>(max_rows, kFp8MmaMaxRows));
   for (const auto& [id, l] : layers_) {
     max_k = std::max<int64_t>(max_k, l.cols);
     max_groups = std::max<int64_t>(max_groups, l.groups);
     if (lt_eligible(l)) max_n = std::max<int64_t>(max_n, l.rows);
+    if (!l.mma) continue;
+    counters = std::max(counters, fp8_mma_counters(l.rows));
+    for (int32_t m = 1; m <= mma_rows; m = m < 8 ? 8 : 2 * m) {  // one row count per instantiation
+      const int32_t rows = std::min(m, mma_rows);
+      partial_floats = std::max(partial_floats, fp8_mma_workspace_floats(rows, l.rows, fp8_mma_splits(rows, l.rows, l.cols)));
+    }
   }
   x_q_ = DeviceBuffer(static_cast<size_t>(max_rows * max_k), "fp8 activations");
   s_x_ = DeviceBuffer(static_cast<size_t>(max_rows * max_groups) * sizeof(float), "fp8 activation scales");
+  if (counters > 0) {
+    x_f16_ = DeviceBuffer(static_cast<size_t>(mma_rows * max_k) * sizeof(__half), "fp8 activations (f16)");
+    mma_partials_ = DeviceBuffer(std::max<size_t>(partial_floats, 1) * sizeof(float), "fp8 split-K partials");
+    mma_counters_ = DeviceBuffer(counters * sizeof(uint32_t), "fp8 split-K counters");
+    check_cuda(cudaMemset(mma_counters_.get(), 0, mma_counters_.bytes()), "zeroing the fp8 split-K counters");
+  }
   if (max_n > 0) {
     acc_rows_ = std::clamp<int64_t>(static_cast<int64_t>(kAccBytes / (max_n * sizeof(float))), 1, max_rows);
     acc_ = DeviceBuffer(static_cast<size_t>(acc_rows_ * max_n) * sizeof(float), "fp8 GEMM accumulator");
@@ -106,13 +129,41 @@ void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Outp
   Layer& l = layers_.at(w.id);
   auto* x_q = x_q_.as<__nv_fp8_e4m3>();
   auto* s_x = s_x_.as<float>();
+  const Fp8Path route = path(l.rows, l.cols, l.group, M);
+  if (route == Fp8Path::kMma) {
+    // Above 64 rows (block-wise layers, which cuBLASLt's GEMM does not take) in pieces of 64 rows,
+    // each reading the weights again: slower than one GEMM, far faster than the direct kernel.
+    auto* x_f16 = x_f16_.as<__half>();
+    for (int32_t m0 = 0; m0 < M; m0 += kFp8MmaMaxRows) {
+      const int32_t rows = std::min(kFp8MmaMaxRows, M - m0);
+      check_cuda(launch_fp8_quantize(x + static_cast<size_t>(m0) * l.cols, rows, l.cols, l.group, l.static_scale,
+                                     nullptr, s_x, stream, x_f16),
+                 "fp8 activation quantize");
+      Fp8MmaArgs a;
+      a.w = l.q.as<__nv_fp8_e4m3>();
+      a.s_w = l.scale.as<float>();
+      a.x = x_f16;
+      a.s_x = s_x;
+      a.m = rows;
+      a.n = l.rows;
+      a.k = l.cols;
+      a.group = l.group;
+      a.out = out;
+      if (a.out.bf16) a.out.bf16 += static_cast<size_t>(m0) * l.rows;
+      if (a.out.add_f32) a.out.add_f32 += static_cast<size_t>(m0) * l.rows;
+      a.partials = mma_partials_.as<float>();
+      a.counters = mma_counters_.as<uint32_t>();
+      check_cuda(launch_fp8_mma(a, stream), "fp8 mma");
+    }
+    return;
+  }
   check_cuda(launch_fp8_quantize(x, M, l.cols, l.group, l.static_scale, x_q, s_x, stream), "fp8 activation quantize");
   const auto* w_q = l.q.as<__nv_fp8_e4m3>();
   const auto* s_w = l.scale.as<float>();
   // cuBLASLt when it has an algorithm for both chunk sizes (checked before anything is written:
   // a chunk added into the residual must not be added twice by a fallback).
   const int32_t chunk = static_cast<int32_t>(std::min<int64_t>(acc_rows_, M));
-  const bool lt = lt_eligible(l) && handle_ != nullptr && plan(chunk, l.rows, l.cols).ok &&
+  const bool lt = route == Fp8Path::kCublasLt && handle_ != nullptr && plan(chunk, l.rows, l.cols).ok &&
                   (M % chunk == 0 || plan(M % chunk, l.rows, l.cols).ok);
   if (lt) {
     const float alpha = 1.f, beta = 0.f;
@@ -135,7 +186,8 @@ void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Outp
 }
 
 size_t Fp8Layers::bytes() const {
-  size_t n = x_q_.bytes() + s_x_.bytes() + acc_.bytes() + lt_workspace_.bytes();
+  size_t n = x_q_.bytes() + s_x_.bytes() + acc_.bytes() + lt_workspace_.bytes() + x_f16_.bytes() +
+             mma_partials_.bytes() + mma_counters_.bytes();
   for (const auto& [id, l] : layers_) n += l.q.bytes() + l.scale.bytes();
   return n;
 }

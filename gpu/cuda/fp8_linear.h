@@ -1,8 +1,12 @@
 // The CUDA backend's FP8 W8A8 linear layers (gpu/quant/fp8.h): weights kept as e4m3 on the device
-// with float32 scales [N, groups], activations quantized per step (fp8_kernels.h), the product on
-// cuBLASLt's e4m3 GEMM (sm_89+: e4m3 x e4m3, float32 accumulation into a float32 workspace, then
-// the scale epilogue) for one scale group per row with K and N multiples of 16, and on the direct
-// kernel otherwise (block-wise scales, odd sizes, or a cuBLASLt without an algorithm for it).
+// with float32 scales [N, groups], activations quantized per step (fp8_kernels.h), and the product
+//   - for up to 64 rows (decode), on the mma kernel of fp8_mma.h, which reads the weights once at
+//     HBM speed (N a multiple of 16, K of 64, one group or groups of a multiple of 64);
+//   - for more rows, on cuBLASLt's e4m3 GEMM (sm_89+: e4m3 x e4m3, float32 accumulation into a
+//     float32 workspace, then the scale epilogue) for one scale group per row with K and N
+//     multiples of 16; block-wise layers, which it does not take, on the mma kernel 64 rows at a
+//     time;
+//   - otherwise (shapes neither takes, or a cuBLASLt without an algorithm) on the direct kernel.
 // CudaWeightStore owns one; the ops call run() for a layer that has() it (cuda_ops.cpp).
 #pragma once
 
@@ -23,8 +27,13 @@
 
 namespace zinfer::gpu::cuda {
 
+// Which kernel computes a layer's product of M rows (the policy the list above describes).
+enum class Fp8Path { kMma, kCublasLt, kDirect };
+
 class Fp8Layers {
  public:
+  static Fp8Path path(int64_t rows, int64_t cols, int64_t group, int64_t M);
+
   Fp8Layers() = default;
   ~Fp8Layers();
   Fp8Layers(const Fp8Layers&) = delete;
@@ -50,6 +59,7 @@ class Fp8Layers {
     DeviceBuffer scale;  // [N, groups] float32
     int32_t rows = 0, cols = 0, group = 0, groups = 0;
     float static_scale = 0;  // 0: dynamic
+    bool mma = false;        // the shape fp8_mma.h's kernel takes
   };
   struct Plan {
     cublasLtMatmulDesc_t op = nullptr;
@@ -58,15 +68,20 @@ class Fp8Layers {
     bool ok = false;  // cuBLASLt has an algorithm: else the direct kernel
   };
   const Plan& plan(int64_t m, int64_t n, int64_t k);
-  // cuBLASLt's e4m3 GEMM is not used for now: on an H200 (2026-11-26) its float32 results differed
-  // from the float32 W8A8 sums by up to 3e-4 relative per layer (the e4m3 tensor cores accumulate
-  // with fewer bits than float32), where the direct kernel matches the CPU's sums. The plan code
-  // stays for the accumulation fix (promotion of the sums every few k-blocks).
-  bool lt_eligible(const Layer&) const { return false; }
+  // cuBLASLt's e4m3 GEMM takes one scale group per row and K, N multiples of 16. Its float32 sums
+  // differ from exact ones by up to about 3e-4 relative (Hopper's e4m3 tensor cores keep fewer
+  // accumulator bits than float32; measured on an H200), a tenth of the bf16 rounding of the
+  // layer's output: the price of its throughput at many rows, as in every FP8 GEMM on Hopper.
+  static bool lt_eligible(const Layer& l) { return lt_shape(l.rows, l.cols, l.group); }
+  static bool lt_shape(int64_t rows, int64_t cols, int64_t group) {
+    return group == cols && rows % 16 == 0 && cols % 16 == 0;
+  }
 
   std::map<int32_t, Layer> layers_;
   int64_t max_rows_ = 0, acc_rows_ = 0;
   DeviceBuffer x_q_, s_x_, acc_, lt_workspace_;
+  DeviceBuffer x_f16_;                       // [min(max_rows, 64), max K]: x_q widened for the mma kernel
+  DeviceBuffer mma_partials_, mma_counters_;  // its split-K workspace (counters zero between launches)
   cublasLtHandle_t handle_ = nullptr;
   std::map<std::tuple<int64_t, int64_t, int64_t>, Plan> plans_;
 };

@@ -2,9 +2,11 @@
 // (gpu/cpu/fp8_matrix.h, itself checked against numpy's float64 in tests/model/fp8_test.cpp):
 //   - the activation quantization kernel gives the CPU's e4m3 codes and scales bit for bit;
 //   - every layer of tests/data/models/fp8_cases (per-tensor / per-channel, static / dynamic,
-//     block 128 x 128 with N, K not multiples of 128: the direct kernel) and per-channel layers
-//     cuBLASLt's e4m3 GEMM takes (K, N multiples of 16), at M = 1, 3, 17, 129, with bf16 output and
-//     added into a float32 residual, match the CPU within bf16 output rounding;
+//     block 128 x 128 with N, K not multiples of 128: the direct kernel), per-channel layers
+//     cuBLASLt's e4m3 GEMM takes (K, N multiples of 16) and layers the mma kernel takes (fp8_mma.h:
+//     one group or block-wise, at every row-count instantiation and split), at M = 1 ... 129, with
+//     bf16 output and added into a float32 residual, match the CPU within bf16 output rounding
+//     (and, added in float32, within the accumulation error of the path Fp8Layers::path picks);
 //   - the fp8 model fixtures and online FP8 of llama_bf16 give the CPU backend's logits (the model
 //     fixtures are also in cpu_parity_test.cpp's sweep of tests/data/models).
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@
 #include "gpu/cpu/fp8_matrix.h"
 #include "gpu/cuda/fp8_kernels.h"
 #include "gpu/cuda/fp8_linear.h"
+#include "gpu/cuda/fp8_mma.h"
 #include "gpu/quant/fp8.h"
 #include "gpu/quant/fp8_checkpoint.h"
 #include "gpu/safetensors.h"
@@ -62,14 +65,23 @@ TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
   }
 }
 
-// The layer on the device against Fp8Matrix on the same (bf16-rounded) inputs.
-void compare_layer(const quant::Fp8Weight& w, const std::string& what) {
+// The layer on the device against Fp8Matrix on the same (bf16-rounded) inputs, bf16 output within
+// its rounding. Added into float32: the mma and direct kernels sum in float32 (only the order
+// differs from the CPU's); cuBLASLt's e4m3 GEMM (fp8_linear.h) keeps fewer accumulator bits, as
+// every FP8 GEMM on Hopper does, so its bar is 2^-9 of the sum of the products' magnitudes
+// Σ|x_q·w_q|·s_x·s_w (bf16's rounding of that sum); a wrong scale, group or layout is off by far more.
+void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vector<int> rows = {1, 3, 17, 129}) {
   std::mt19937 rng(11);
-  for (int M : {1, 3, 17, 129}) {
+  quant::Fp8Weight magnitude = w;
+  for (auto& code : magnitude.q) code &= 0x7F;
+  for (int M : rows) {
     SCOPED_TRACE(what + " M " + std::to_string(M));
     const std::vector<float> x = bf16_rounded(random_floats(size_t(M) * w.cols, rng, 1.5f));
-    std::vector<float> want(size_t(M) * w.rows);
+    std::vector<float> want(size_t(M) * w.rows), abs_x(x.size()), abs_sum(want.size());
     cpu::Fp8Matrix(w).apply(x.data(), nullptr, want.data(), M);
+    for (size_t i = 0; i < x.size(); ++i) abs_x[i] = std::abs(x[i]);  // |x| quantizes to |x_q|, same scales
+    cpu::Fp8Matrix(magnitude).apply(abs_x.data(), nullptr, abs_sum.data(), M);
+    const bool short_accumulator = Fp8Layers::path(w.rows, w.cols, w.group, M) == Fp8Path::kCublasLt;
     Fp8Layers layers;
     layers.add(0, w);
     layers.prepare(256);
@@ -84,9 +96,9 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what) {
     double scale = 0;
     for (float v : want) scale = std::max(scale, double(std::abs(v)));
     for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_NEAR(got[i], want[i], 8e-3 * std::abs(want[i]) + 1e-5 * scale) << i;  // bf16 output
-      ASSERT_NEAR(added[i], 1.0f + want[i], 1e-5 * scale + 1e-6) << i;             // float32 accumulation
-
+      const double accumulation = short_accumulator ? std::ldexp(abs_sum[i], -9) : 1e-5 * scale;
+      ASSERT_NEAR(got[i], want[i], 8e-3 * std::abs(want[i]) + accumulation + 1e-5 * scale) << i;  // bf16 output
+      ASSERT_NEAR(added[i], 1.0f + want[i], accumulation + 1e-6) << i;
     }
   }
 }
@@ -103,8 +115,8 @@ TEST(CudaFp8, EveryFixtureLayerMatchesTheCpu) {
   }
 }
 
-// The shapes cuBLASLt's e4m3 GEMM would take (one scale group, K and N multiples of 16); they run
-// the direct kernel while that GEMM is off (fp8_linear.h says why).
+// The shapes cuBLASLt's e4m3 GEMM takes (one scale group, K and N multiples of 16): M = 129 runs
+// it, and so do the smaller M where K is not a multiple of 64 (else the mma kernel).
 TEST(CudaFp8, CublasLtShapedLayersMatchTheCpu) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(7);
@@ -115,6 +127,58 @@ TEST(CudaFp8, CublasLtShapedLayersMatchTheCpu) {
     f.activation = quant::ActivationScheme::kStatic;
     f.input_scale = 3.0f / 448.0f;  // some inputs saturate
     compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K));
+  }
+}
+
+// The mma kernel at every instantiation (rows 1-8, 9-16, 17-32, 33-64) and its edges, with the
+// split over inputs it picks for these shapes (several: few outputs), one group per row and
+// block-wise 128 x 128 scales (a 64-input step in one group; the last block of rows and inputs
+// partial).
+TEST(CudaFp8, PathsAreChosenByRowsAndShape) {
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 1), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 64), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 65), Fp8Path::kCublasLt);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 64), Fp8Path::kMma);     // block-wise
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 4096), Fp8Path::kMma);  // block-wise: 64 rows at a time
+  EXPECT_EQ(Fp8Layers::path(272, 96, 96, 1), Fp8Path::kCublasLt);     // K not a multiple of 64
+  EXPECT_EQ(Fp8Layers::path(200, 96, 96, 1), Fp8Path::kDirect);       // N not a multiple of 16
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 96, 1), Fp8Path::kDirect);    // groups the mma kernel cannot step
+}
+
+TEST(CudaFp8, MmaKernelLayersMatchTheCpu) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(13);
+  const std::vector<int> rows = {1, 2, 7, 8, 9, 16, 17, 31, 33, 64};
+  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{272, 320}, {64, 1024}, {1040, 192}}) {
+    const std::vector<float> w = random_floats(size_t(N) * K, rng, 0.05f);
+    quant::Fp8Weight f = quant::quantize_per_channel(w.data(), N, K);
+    ASSERT_TRUE(fp8_mma_supports(N, K, static_cast<int32_t>(f.group)));
+    compare_layer(f, "per channel " + std::to_string(N) + "x" + std::to_string(K), rows);
+    f.activation = quant::ActivationScheme::kStatic;
+    f.input_scale = 3.0f / 448.0f;
+    compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K), rows);
+  }
+  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{208, 384}, {144, 320}}) {
+    quant::Fp8Weight f;  // block-wise: each 128 x 128 block of W has its own scale
+    f.rows = N;
+    f.cols = K;
+    f.group = 128;
+    f.q.resize(size_t(N) * K);
+    for (auto& code : f.q) {
+      code = static_cast<uint8_t>(rng() & 0xFF);
+      if ((code & 0x7F) == 0x7F) code &= 0xF0;  // no NaN codes
+    }
+    const int64_t G = f.groups();
+    std::vector<float> block_scale(size_t((N + 127) / 128 * G));
+    std::uniform_real_distribution<float> u(1e-4f, 2e-3f);
+    for (float& v : block_scale) v = u(rng);
+    f.scale.resize(size_t(N * G));
+    for (int n = 0; n < N; ++n)
+      for (int64_t g = 0; g < G; ++g) f.scale[size_t(n * G + g)] = block_scale[size_t(n / 128 * G + g)];
+    ASSERT_TRUE(fp8_mma_supports(N, K, 128));
+    std::vector<int> more_rows = rows;
+    more_rows.push_back(129);  // in pieces of 64 rows
+    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), more_rows);
   }
 }
 

@@ -67,6 +67,8 @@ void bench_attention(const Ceilings& c);
 void bench_gemv(const Ceilings& c);
 // The W4A16 layer against bf16 cuBLASLt at Llama-3-8B's shapes, M = 1 … 8192 (bench_w4.cpp).
 void bench_w4(const Ceilings& c);
+// FP8 W8A8 layers (per-channel and block-wise) against bf16 cuBLASLt, same shapes (bench_fp8.cpp).
+void bench_fp8(const Ceilings& c);
 // shape "8b" or "70b" (Llama-3's), layers 0 = the model's; tp GPUs (devices 0..tp-1) in tensor
 // parallel, the floors per GPU.
 void bench_model(const Ceilings& c, const std::string& shape, int layers, int throughput_prompts, int tp);

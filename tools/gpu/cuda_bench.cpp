@@ -1,7 +1,7 @@
 // zinfer-cuda-bench: measures the two ceilings (copy bandwidth, cuBLASLt bf16 GEMM rate) and then
 // the CUDA backend's kernels and whole-model latency/throughput against them, in one process so
 // that every ratio uses ceilings from the same run.
-//   zinfer-cuda-bench [all|ceilings|attention|gemv|w4|model] [--layers N] [--prompts N]
+//   zinfer-cuda-bench [all|ceilings|attention|gemv|w4|fp8|model] [--layers N] [--prompts N]
 //                     [--tensor-parallel-size N] [--shape 8b|70b]
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "attention") bench_attention(c);
     if (what == "all" || what == "gemv") bench_gemv(c);
     if (what == "all" || what == "w4") bench_w4(c);
+    if (what == "all" || what == "fp8") bench_fp8(c);
     if (what == "all" || what == "model") bench_model(c, shape, layers, prompts, tp);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zinfer-cuda-bench: %s\n", e.what());

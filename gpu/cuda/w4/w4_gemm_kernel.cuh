@@ -26,6 +26,7 @@
 
 #include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
+#include "gpu/cuda/split_k_sum.cuh"
 #include "gpu/cuda/streamed_load.cuh"
 #include "gpu/cuda/w4_gemm.h"
 
@@ -159,7 +160,6 @@ template <int MF, int kChunk>
 __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
   constexpr int kStepsPerChunk = kChunk / 64, kSets = 2, kBuffer = buffer_bytes<MF, kChunk>();
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  __shared__ uint32_t last_block;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int32_t N = p.w.n, K = p.w.k;
@@ -255,42 +255,7 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
   }
   allow_next_kernel();
 
-  if (p.splits > 1) {
-    // Partials [split][ntile][MF·4][32 lanes]: each lane writes and reads back its own values.
-    const size_t tile_floats = static_cast<size_t>(MF) * 4 * 32;
-    if (active) {
-      float* mine = p.partials + (static_cast<size_t>(split) * ntiles + ntile) * tile_floats + lane;
-#pragma unroll
-      for (int j = 0; j < MF; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) mine[(j * 4 + e) * 32] = total[j][e];
-    }
-    // The block's partials, then one release: the barrier orders every thread's writes before
-    // thread 0's fence, whose cumulativity carries them to the block that counts last.
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      const uint32_t done = atomicAdd(p.counters + blockIdx.x, 1u);
-      last_block = done == static_cast<uint32_t>(p.splits - 1);
-      if (last_block) p.counters[blockIdx.x] = 0;  // ready for the next launch (and graph replay)
-    }
-    __syncthreads();
-    if (!last_block) return;
-    __threadfence();
-    if (active) {
-#pragma unroll
-      for (int j = 0; j < MF; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) total[j][e] = 0.f;
-      for (int32_t s = 0; s < p.splits; ++s) {  // split order: the sum does not depend on timing
-        const float* part = p.partials + (static_cast<size_t>(s) * ntiles + ntile) * tile_floats + lane;
-#pragma unroll
-        for (int j = 0; j < MF; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) total[j][e] += __ldcg(part + (j * 4 + e) * 32);
-      }
-    }
-  }
+  if (p.splits > 1 && !sum_splits<MF>(total, p.partials, p.counters, p.splits, ntiles, ntile, active)) return;
   if (!active) return;
   const int t = lane % 4;
 #pragma unroll
