@@ -56,14 +56,21 @@ void CudaBackend::Ops::normed_gemv(models::Vector norm, models::Linear w, __nv_b
              "norm + linear gemv");
 }
 
-// y = rmsnorm(residual) · Wᵀ as the RMSNorm kernel and cuBLASLt (3 rows and more).
+// y = rmsnorm(residual) · Wᵀ as two steps: the RMSNorm kernel, then the layer's product (int4,
+// FP8 or cuBLASLt), for what the fused GEMV does not take (3 rows and more, quantized layers).
 void CudaBackend::Ops::norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y) {
   const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
   auto* normed = b_.act_.normed.as<__nv_bfloat16>();
   check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_),
              "rmsnorm");
+  if (b_.weights_.int4(w)) return w4_linear(w, normed, T_, y, nullptr);
   if (b_.weights_.fp8().has(w)) return b_.weights_.fp8().run(w, normed, T_, {y, nullptr}, b_.compute_);
   b_.gemm_->linear(normed, b_.weights_.matrix(w), y, T_, N, H, b_.compute_);
+}
+
+// The fused GEMV (RMSNorm prologue, its epilogues) takes dense layers of one or two rows.
+bool CudaBackend::Ops::gemv_takes(models::Linear w) const {
+  return fused_ && !b_.weights_.int4(w) && !b_.weights_.fp8().has(w);
 }
 
 const __nv_bfloat16* CudaBackend::Ops::dense(models::Linear w, const __nv_bfloat16*& x, int32_t rows) {
@@ -101,15 +108,7 @@ void CudaBackend::Ops::w4_linear(models::Linear w, const __nv_bfloat16* x, int32
 }
 
 void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
-  if (b_.weights_.int4(w)) {
-    auto* normed = b_.act_.normed.as<__nv_bfloat16>();
-    check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_,
-                              b_.config_.hidden_size, eps_, b_.compute_),
-               "rmsnorm");
-    w4_linear(w, normed, T_, buffer(out), nullptr);
-    return;
-  }
-  if (fused_ && !b_.weights_.fp8().has(w)) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
+  if (gemv_takes(w)) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
   else norm_then_gemm(norm, w, buffer(out));
 }
 
@@ -118,21 +117,12 @@ void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, 
     case models::Activation::kSilu:
       break;
   }
-  const bool int4 = b_.weights_.int4(w);
-  if (fused_ && !int4 && !b_.weights_.fp8().has(w)) {
+  if (gemv_takes(w)) {
     normed_gemv(norm, w, buffer(out), GemvOutput::kSiluMul);
     return;
   }
   auto* gate_up = b_.act_.gate_up.as<__nv_bfloat16>();
-  if (int4) {
-    auto* normed = b_.act_.normed.as<__nv_bfloat16>();
-    check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_,
-                              b_.config_.hidden_size, eps_, b_.compute_),
-               "rmsnorm");
-    w4_linear(w, normed, T_, gate_up, nullptr);
-  } else {
-    norm_then_gemm(norm, w, gate_up);
-  }
+  norm_then_gemm(norm, w, gate_up);
   check_cuda(launch_silu_mul(gate_up, buffer(out), T_, static_cast<int32_t>(b_.weights_.rows(w)) / 2, b_.compute_),
              "silu mul");
 }
