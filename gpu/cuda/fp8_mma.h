@@ -10,7 +10,7 @@
 // inputs are permuted inside the step so that the bytes a lane loads are the A fragments it needs:
 // in sub-tile kk the lane's mma inputs 2t, 2t+1, 2t+8, 2t+9 are the step's inputs
 // 16t + 4kk + 0..3; the x fragments follow the same permutation (one 8-byte shared load). Split
-// over inputs where the outputs alone would not fill the GPU (split_k_sum.cuh).
+// over inputs where the outputs alone would not fill the GPU (skinny_mma.cuh).
 #pragma once
 
 #include <cuda_fp16.h>

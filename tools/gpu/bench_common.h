@@ -52,6 +52,10 @@ inline double graph_ms_per_launch(const std::function<void(int)>& enqueue, int c
   return ms / copies;
 }
 
+inline double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
+  return graph_ms_per_launch(enqueue, copies, stream) * 1e3;
+}
+
 inline void report(const std::string& name, double value, const std::string& unit, double ceiling, double ratio) {
   std::printf("RESULT %s %.4g %s ceiling %.4g ratio %.3f\n", name.c_str(), value, unit.c_str(), ceiling, ratio);
   std::fflush(stdout);

@@ -22,10 +22,6 @@
 namespace zinfer::gpu::cuda::bench {
 namespace {
 
-double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
-  return graph_ms_per_launch(enqueue, copies, stream) * 1e3;
-}
-
 // Random e4m3 codes (no NaN) and scales: any values time the same.
 quant::Fp8Weight random_fp8(int n, int k, int group, std::mt19937& rng) {
   quant::Fp8Weight w;

@@ -18,14 +18,6 @@
 #include "tools/gpu/bench_common.h"
 
 namespace zinfer::gpu::cuda::bench {
-namespace {
-
-double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
-  return graph_ms_per_launch(enqueue, copies, stream) * 1e3;
-}
-
-}  // namespace
-
 void bench_w4(const Ceilings& c) {
   struct Shape {
     const char* name;

@@ -7,22 +7,9 @@
 namespace zinfer::gpu::cuda {
 namespace {
 
-int sm_count() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 132;
-    return n;
-  }();
-  return count;
-}
-
-int32_t fragments(int32_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8; }
-
 fp8_detail::Instance instance(int32_t m) {
   using namespace fp8_detail;
-  switch (fragments(m)) {
+  switch (mma_fragments(m)) {
     case 1: return instance_mf1();
     case 2: return instance_mf2();
     case 4: return instance_mf4();
@@ -40,14 +27,14 @@ int32_t fp8_mma_splits(int32_t m, int32_t n, int32_t k) {
   const int32_t blocks = static_cast<int32_t>(fp8_mma_counters(n));
   const int32_t steps = k / 64;
   // One wave: as many splits as the SMs hold blocks beside the outputs' blocks.
-  const int32_t capacity = instance(m).resident() * sm_count();
+  const int32_t capacity = instance(m).resident() * multiprocessor_count();
   int32_t splits = std::clamp(capacity / std::max(blocks, 1), 1, std::max(steps, 1));
   const int32_t per = (steps + splits - 1) / splits;
   return (steps + per - 1) / per;
 }
 
 size_t fp8_mma_workspace_floats(int32_t m, int32_t n, int32_t splits) {
-  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * fragments(m) * 4 * 32 : 0;
+  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * mma_fragments(m) * 4 * 32 : 0;
 }
 
 size_t fp8_mma_counters(int32_t n) {

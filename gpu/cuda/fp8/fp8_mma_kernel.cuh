@@ -13,7 +13,7 @@
 #include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/fp8_mma.h"
 #include "gpu/cuda/programmatic_launch.cuh"
-#include "gpu/cuda/split_k_sum.cuh"
+#include "gpu/cuda/skinny_mma.cuh"
 #include "gpu/cuda/streamed_load.cuh"
 
 namespace zinfer::gpu::cuda::fp8_detail {
@@ -34,13 +34,6 @@ struct Params {
   int32_t groups;
   int32_t steps_per_split;  // 64-input steps per split
 };
-
-__device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Two e4m3 codes (low byte first) as f16x2 (low half first): one cvt on sm_89+.
 __device__ __forceinline__ uint32_t widen(uint32_t two_codes) {

@@ -6,24 +6,11 @@
 namespace zinfer::gpu::cuda {
 namespace {
 
-int sm_count() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 132;
-    return n;
-  }();
-  return count;
-}
-
-int32_t fragments(int32_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8; }
-
 // The instantiation for m rows (256-input chunks: 512-input ones were no faster at 1-16 rows on
 // an H200, docs/benchmarks/quantization.md).
 w4_detail::Instance instance(int32_t m) {
   using namespace w4_detail;
-  switch (fragments(m)) {
+  switch (mma_fragments(m)) {
     case 1: return instance_mf1_c256();
     case 2: return instance_mf2_c256();
     case 4: return instance_mf4_c256();
@@ -73,7 +60,7 @@ int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k) {
   const int32_t steps = k / 64;
   // One wave: as many splits as the SMs hold blocks beside the outputs' blocks, so that no block
   // waits for a second wave and HBM sees every SM streaming.
-  const int32_t capacity = instance(m).resident() * sm_count();
+  const int32_t capacity = instance(m).resident() * multiprocessor_count();
   int32_t splits = std::max(1, capacity / blocks);
   splits = std::min(splits, steps);
   const int32_t per = (steps + splits - 1) / splits;
@@ -81,7 +68,7 @@ int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k) {
 }
 
 size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits) {
-  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * fragments(m) * 4 * 32 : 0;
+  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * mma_fragments(m) * 4 * 32 : 0;
 }
 
 size_t w4_gemm_counters(int32_t n) {

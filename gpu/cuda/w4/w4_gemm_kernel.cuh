@@ -26,7 +26,7 @@
 
 #include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
-#include "gpu/cuda/split_k_sum.cuh"
+#include "gpu/cuda/skinny_mma.cuh"
 #include "gpu/cuda/streamed_load.cuh"
 #include "gpu/cuda/w4_gemm.h"
 
@@ -57,14 +57,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
-}
-
-// c += a · b
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ uint32_t lop3_mask_or(uint32_t v) {

@@ -1,8 +1,10 @@
-// The split-K finish shared by the skinny tensor-core kernels (the W4A16 and FP8 ones): blocks
-// that own the same outputs and different input ranges (blockIdx.y = split) each write their
-// float32 partial sums, and the block that finishes last adds them in split order, so the result
-// does not depend on which block ran first. Each warp owns 16 outputs (ntile) and each lane MF·4
-// values of them (the mma C fragments of MF 8-row pieces of x).
+// What the skinny tensor-core kernels (W4A16, w4/; FP8 W8A8, fp8/) share: the m16n8k16 mma with
+// the weights as the A operand, the number of 8-row x fragments an instantiation holds, the SM
+// count their one-wave grids are sized by, and the split-K finish: blocks that own the same
+// outputs and different input ranges (blockIdx.y = split) each write their float32 partial sums,
+// and the block that finishes last adds them in split order, so the result does not depend on
+// which block ran first. Each warp owns 16 outputs (ntile) and each lane MF·4 values of them (the
+// mma C fragments of MF 8-row pieces of x).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +12,35 @@
 #include <cstdint>
 
 namespace zinfer::gpu::cuda {
+
+// c += a · b, bf16 or f16 inputs, float32 accumulation.
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// 8-row x fragments of the instantiation that takes m rows (1, 2, 4 or 8: up to 64 rows).
+inline int32_t mma_fragments(int32_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8; }
+
+// SMs of the current device (132 if it cannot be asked), for one-wave grids.
+inline int multiprocessor_count() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      return 132;
+    return n;
+  }();
+  return count;
+}
 
 // Partials [split][ntile][MF·4][32 lanes]: each lane writes and reads back its own values.
 // Returns false in a block that is not the last of its outputs' splits (it has nothing left to
