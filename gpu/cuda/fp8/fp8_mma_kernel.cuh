@@ -1,7 +1,10 @@
-// The kernel of fp8_mma.h, instantiated per MF (8-row pieces of x) in fp8_mma_mf*.cu.
+// The kernel of fp8_mma.h, instantiated per MF (8-row pieces of x) and CHUNK in fp8_mma_mf*.cu.
 // A block of kWarps warps owns kWarps · 16 outputs and one split of the inputs, walked in chunks
-// of kChunk inputs: x[rows, chunk] staged in shared memory by cp.async (double-buffered, rows past
-// m zero), the lanes' weight bytes of the next chunk already in registers.
+// of CHUNK inputs: x[rows, chunk] staged in shared memory by cp.async (double-buffered, rows past
+// m zero), the lanes' weight bytes of the next chunk already in registers. The weights in flight
+// are what bounds the kernel at few rows (HBM latency times bandwidth is ~30 KB per SM), so the
+// one- and two-fragment instantiations take 256-input chunks (128 bytes a lane in flight), the
+// larger ones, whose accumulators need the registers, 128-input chunks.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -21,12 +24,15 @@ namespace zinfer::gpu::cuda::fp8_detail {
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kRows = kWarps * 16;  // outputs per block
-constexpr int kChunk = 128;         // inputs per staged chunk: 2 steps, 4 × 16 weight bytes a lane
-constexpr int kStride = kChunk + 8; // f16 elements per staged row (16 bytes of padding)
+// f16 elements per staged row of a CHUNK-input chunk (16 bytes of padding).
+template <int CHUNK>
+__host__ __device__ constexpr int stride() {
+  return CHUNK + 8;
+}
 
-template <int MF>
+template <int MF, int CHUNK>
 __host__ __device__ constexpr int smem_bytes() {
-  return 2 * MF * 8 * kStride * 2;
+  return 2 * MF * 8 * stride<CHUNK>() * 2;
 }
 
 struct Params {
@@ -42,8 +48,9 @@ __device__ __forceinline__ uint32_t widen(uint32_t two_codes) {
 }
 
 // Stages x[0..MF·8)[k0 .. k0 + steps·64) into xs; rows ≥ m and columns past the steps are zero.
-template <int MF>
+template <int MF, int kChunk>
 __device__ __forceinline__ void stage_x(const Params& p, __half* xs, int32_t k0, int32_t steps) {
+  constexpr int kStride = stride<kChunk>();
   constexpr int kPieces = kChunk / 8;  // 16-byte pieces per row
   for (int i = threadIdx.x; i < MF * 8 * kPieces; i += kThreads) {
     const int row = i / kPieces, piece = i % kPieces;
@@ -54,9 +61,9 @@ __device__ __forceinline__ void stage_x(const Params& p, __half* xs, int32_t k0,
   cp_async_commit();
 }
 
-template <int MF>
+template <int MF, int kChunk>
 __global__ void __launch_bounds__(kThreads) fp8_mma_kernel(Params p) {
-  constexpr int kSteps = kChunk / 64, kBuffer = MF * 8 * kStride;
+  constexpr int kStride = stride<kChunk>(), kSteps = kChunk / 64, kBuffer = MF * 8 * kStride;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __half* xs_base = reinterpret_cast<__half*>(smem_raw);
 
@@ -90,13 +97,13 @@ __global__ void __launch_bounds__(kThreads) fp8_mma_kernel(Params p) {
     for (int e = 0; e < 4; ++e) total[j][e] = 0.f;
 
   wait_for_previous_kernel();  // x, s_x (and the residual) come from the kernels before
-  if (chunks > 0) stage_x<MF>(p, xs_base, step0 * 64, min(steps, kSteps));
+  if (chunks > 0) stage_x<MF, kChunk>(p, xs_base, step0 * 64, min(steps, kSteps));
 
   for (int32_t c = 0; c < chunks; ++c) {
     const int32_t cstep = step0 + c * kSteps;
     if (c + 1 < chunks) {
       const int32_t nsteps = min(kSteps, steps - (c + 1) * kSteps);
-      stage_x<MF>(p, xs_base + ((c + 1) & 1) * kBuffer, (cstep + kSteps) * 64, nsteps);
+      stage_x<MF, kChunk>(p, xs_base + ((c + 1) & 1) * kBuffer, (cstep + kSteps) * 64, nsteps);
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
         const bool on = active && s < nsteps;

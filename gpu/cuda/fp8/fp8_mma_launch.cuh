@@ -9,22 +9,22 @@
 
 namespace zinfer::gpu::cuda::fp8_detail {
 
-template <int MF>
+template <int MF, int CHUNK>
 cudaError_t opt_in() {
   static std::atomic<uint64_t> opted_in{0};
-  return opt_in_shared_memory(fp8_mma_kernel<MF>, opted_in, [](int* out) {
-    *out = smem_bytes<MF>();
+  return opt_in_shared_memory(fp8_mma_kernel<MF, CHUNK>, opted_in, [](int* out) {
+    *out = smem_bytes<MF, CHUNK>();
     return cudaSuccess;
   });
 }
 
 // Blocks of the instantiation one SM holds at once (the grid is sized to one wave of them).
-template <int MF>
+template <int MF, int CHUNK>
 int resident_blocks() {
   static const int blocks = [] {
     int n = 0;
-    if (opt_in<MF>() != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fp8_mma_kernel<MF>, kThreads, smem_bytes<MF>()) !=
+    if (opt_in<MF, CHUNK>() != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fp8_mma_kernel<MF, CHUNK>, kThreads, smem_bytes<MF, CHUNK>()) !=
             cudaSuccess)
       return 1;
     return n > 0 ? n : 1;
@@ -32,12 +32,12 @@ int resident_blocks() {
   return blocks;
 }
 
-template <int MF>
+template <int MF, int CHUNK>
 cudaError_t launch_mf(const Params& p, dim3 grid, cudaStream_t stream) {
-  const cudaError_t s = opt_in<MF>();
+  const cudaError_t s = opt_in<MF, CHUNK>();
   if (s != cudaSuccess) return s;
-  ProgrammaticLaunch launch(grid, dim3(kThreads), smem_bytes<MF>(), stream, true);
-  return cudaLaunchKernelEx(&launch.config, fp8_mma_kernel<MF>, p);
+  ProgrammaticLaunch launch(grid, dim3(kThreads), smem_bytes<MF, CHUNK>(), stream, true);
+  return cudaLaunchKernelEx(&launch.config, fp8_mma_kernel<MF, CHUNK>, p);
 }
 
 struct Instance {

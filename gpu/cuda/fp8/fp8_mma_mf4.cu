@@ -1,6 +1,6 @@
-// The FP8 mma kernel for up to 32 rows of x (fp8_mma_kernel.cuh).
+// The FP8 mma kernel for up to 32 rows of x, 128-input chunks (fp8_mma_kernel.cuh).
 #include "gpu/cuda/fp8/fp8_mma_launch.cuh"
 
 namespace zinfer::gpu::cuda::fp8_detail {
-Instance instance_mf4() { return Instance{launch_mf<4>, resident_blocks<4>}; }
+Instance instance_mf4() { return Instance{launch_mf<4, 128>, resident_blocks<4, 128>}; }
 }  // namespace zinfer::gpu::cuda::fp8_detail
