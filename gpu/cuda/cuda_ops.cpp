@@ -61,10 +61,12 @@ void CudaBackend::Ops::normed_gemv(models::Vector norm, models::Linear w, __nv_b
 void CudaBackend::Ops::norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y) {
   const int32_t H = b_.config_.hidden_size, N = static_cast<int32_t>(b_.weights_.rows(w));
   auto* normed = b_.act_.normed.as<__nv_bfloat16>();
-  check_cuda(launch_rmsnorm(b_.act_.residual.as<float>(), b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_),
-             "rmsnorm");
+  auto* residual = b_.act_.residual.as<float>();
+  if (b_.weights_.fp8().has(w))
+    return b_.weights_.fp8().run_normed(w, residual, b_.weights_.data(norm), eps_, normed, T_, {y, nullptr},
+                                        b_.compute_);
+  check_cuda(launch_rmsnorm(residual, b_.weights_.data(norm), normed, T_, H, eps_, b_.compute_), "rmsnorm");
   if (b_.weights_.int4(w)) return w4_linear(w, normed, T_, y, nullptr);
-  if (b_.weights_.fp8().has(w)) return b_.weights_.fp8().run(w, normed, T_, {y, nullptr}, b_.compute_);
   b_.gemm_->linear(normed, b_.weights_.matrix(w), y, T_, N, H, b_.compute_);
 }
 

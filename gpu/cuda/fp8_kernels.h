@@ -23,6 +23,12 @@ namespace zinfer::gpu::cuda {
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
                                 __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16 = nullptr);
 
+// x = bf16(rmsnorm(residual) · norm_weight) as launch_rmsnorm computes it, quantized as above with
+// one group per row (K inputs): one block per row.
+cudaError_t launch_fp8_norm_quantize(const float* residual, const float* norm_weight, float eps, int32_t M, int32_t K,
+                                     float static_scale, __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream,
+                                     __half* x_f16 = nullptr);
+
 // Where a product goes: bf16 [M, N], or added into float32 [M, N].
 struct Fp8Output {
   __nv_bfloat16* bf16 = nullptr;

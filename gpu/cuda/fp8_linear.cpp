@@ -6,6 +6,7 @@
 
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/fp8_mma.h"
+#include "gpu/cuda/rmsnorm.h"
 #include "gpu/quant/fp8_parts.h"
 
 namespace zinfer::gpu::cuda {
@@ -122,42 +123,78 @@ const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k) {
   return plans_.emplace(key, p).first->second;
 }
 
-void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream) {
-  if (M == 0) return;
+Fp8Layers::Layer& Fp8Layers::layer_for(models::Linear w, int32_t M) {
   if (M > max_rows_) throw std::logic_error("an fp8 product of " + std::to_string(M) + " rows, past the prepared " +
                                             std::to_string(max_rows_));
-  Layer& l = layers_.at(w.id);
-  auto* x_q = x_q_.as<__nv_fp8_e4m3>();
-  auto* s_x = s_x_.as<float>();
+  return layers_.at(w.id);
+}
+
+void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream) {
+  if (M == 0) return;
+  Layer& l = layer_for(w, M);
   const Fp8Path route = path(l.rows, l.cols, l.group, M);
   if (route == Fp8Path::kMma) {
     // Above 64 rows (block-wise layers, which cuBLASLt's GEMM does not take) in pieces of 64 rows,
     // each reading the weights again: slower than one GEMM, far faster than the direct kernel.
-    auto* x_f16 = x_f16_.as<__half>();
     for (int32_t m0 = 0; m0 < M; m0 += kFp8MmaMaxRows) {
       const int32_t rows = std::min(kFp8MmaMaxRows, M - m0);
       check_cuda(launch_fp8_quantize(x + static_cast<size_t>(m0) * l.cols, rows, l.cols, l.group, l.static_scale,
-                                     nullptr, s_x, stream, x_f16),
+                                     nullptr, s_x_.as<float>(), stream, x_f16_.as<__half>()),
                  "fp8 activation quantize");
-      Fp8MmaArgs a;
-      a.w = l.q.as<__nv_fp8_e4m3>();
-      a.s_w = l.scale.as<float>();
-      a.x = x_f16;
-      a.s_x = s_x;
-      a.m = rows;
-      a.n = l.rows;
-      a.k = l.cols;
-      a.group = l.group;
-      a.out = out;
-      if (a.out.bf16) a.out.bf16 += static_cast<size_t>(m0) * l.rows;
-      if (a.out.add_f32) a.out.add_f32 += static_cast<size_t>(m0) * l.rows;
-      a.partials = mma_partials_.as<float>();
-      a.counters = mma_counters_.as<uint32_t>();
-      check_cuda(launch_fp8_mma(a, stream), "fp8 mma");
+      mma(l, m0, rows, out, stream);
     }
     return;
   }
-  check_cuda(launch_fp8_quantize(x, M, l.cols, l.group, l.static_scale, x_q, s_x, stream), "fp8 activation quantize");
+  check_cuda(launch_fp8_quantize(x, M, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(),
+                                 stream),
+             "fp8 activation quantize");
+  product(l, route, M, out, stream);
+}
+
+void Fp8Layers::run_normed(models::Linear w, const float* residual, const float* norm_weight, float eps,
+                           __nv_bfloat16* normed, int32_t M, Fp8Output out, cudaStream_t stream) {
+  if (M == 0) return;
+  Layer& l = layer_for(w, M);
+  const Fp8Path route = path(l.rows, l.cols, l.group, M);
+  // One group per row (the mma kernel then takes up to 64 rows in one launch, path() says): one
+  // block sees the row's whole group. Block-wise layers normalize first.
+  const bool mma_once = route == Fp8Path::kMma;
+  if (l.groups != 1) {
+    check_cuda(launch_rmsnorm(residual, norm_weight, normed, M, l.cols, eps, stream), "rmsnorm");
+    return run(w, normed, M, out, stream);
+  }
+  check_cuda(launch_fp8_norm_quantize(residual, norm_weight, eps, M, l.cols, l.static_scale,
+                                      mma_once ? nullptr : x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(), stream,
+                                      mma_once ? x_f16_.as<__half>() : nullptr),
+             "rmsnorm + fp8 activation quantize");
+  if (mma_once) mma(l, 0, M, out, stream);
+  else product(l, route, M, out, stream);
+}
+
+// Rows [m0, m0 + rows) of the product on the mma kernel, their x_q (f16) and s_x staged at row 0.
+void Fp8Layers::mma(const Layer& l, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream) {
+  Fp8MmaArgs a;
+  a.w = l.q.as<__nv_fp8_e4m3>();
+  a.s_w = l.scale.as<float>();
+  a.x = x_f16_.as<__half>();
+  a.s_x = s_x_.as<float>();
+  a.m = rows;
+  a.n = l.rows;
+  a.k = l.cols;
+  a.group = l.group;
+  a.out = out;
+  if (a.out.bf16) a.out.bf16 += static_cast<size_t>(m0) * l.rows;
+  if (a.out.add_f32) a.out.add_f32 += static_cast<size_t>(m0) * l.rows;
+  a.partials = mma_partials_.as<float>();
+  a.counters = mma_counters_.as<uint32_t>();
+  check_cuda(launch_fp8_mma(a, stream), "fp8 mma");
+}
+
+// The product of M rows whose e4m3 codes and scales are in x_q_ and s_x_: cuBLASLt or the direct
+// kernel.
+void Fp8Layers::product(const Layer& l, Fp8Path route, int32_t M, Fp8Output out, cudaStream_t stream) {
+  auto* x_q = x_q_.as<__nv_fp8_e4m3>();
+  auto* s_x = s_x_.as<float>();
   const auto* w_q = l.q.as<__nv_fp8_e4m3>();
   const auto* s_w = l.scale.as<float>();
   // cuBLASLt when it has an algorithm for both chunk sizes (checked before anything is written:

@@ -51,6 +51,11 @@ class Fp8Layers {
   void prepare(int64_t max_rows);
   // y = W8A8(x) for x bf16 [M, K] into `out` (bf16 [M, N], or added into float32 [M, N]).
   void run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream);
+  // The same for x = rmsnorm(residual) (rmsnorm.h): for a layer of one scale group per row one
+  // kernel normalizes and quantizes (a launch fewer in every decode step); otherwise the RMSNorm
+  // kernel writes x into `normed` ([M, K] bf16) and run() follows.
+  void run_normed(models::Linear w, const float* residual, const float* norm_weight, float eps,
+                  __nv_bfloat16* normed, int32_t M, Fp8Output out, cudaStream_t stream);
   size_t bytes() const;
 
  private:
@@ -67,6 +72,9 @@ class Fp8Layers {
     cublasLtMatmulAlgo_t algo{};
     bool ok = false;  // cuBLASLt has an algorithm: else the direct kernel
   };
+  Layer& layer_for(models::Linear w, int32_t M);
+  void mma(const Layer& l, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream);
+  void product(const Layer& l, Fp8Path route, int32_t M, Fp8Output out, cudaStream_t stream);
   const Plan& plan(int64_t m, int64_t n, int64_t k);
   // cuBLASLt's e4m3 GEMM takes one scale group per row and K, N multiples of 16. Its float32 sums
   // differ from exact ones by up to about 3e-4 relative (Hopper's e4m3 tensor cores keep fewer

@@ -23,6 +23,7 @@
 #include "gpu/cuda/fp8_kernels.h"
 #include "gpu/cuda/fp8_linear.h"
 #include "gpu/cuda/fp8_mma.h"
+#include "gpu/cuda/rmsnorm.h"
 #include "gpu/quant/fp8.h"
 #include "gpu/quant/fp8_checkpoint.h"
 #include "gpu/safetensors.h"
@@ -62,6 +63,43 @@ TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
     size_t differing = 0;
     for (size_t i = 0; i < q.size(); ++i) differing += quant::e4m3_to_float(q[i].__x) != want_q[i];
     EXPECT_EQ(differing, 0u) << "M " << M << " K " << K;
+  }
+}
+
+// The fused RMSNorm + quantization against the RMSNorm kernel followed by the quantization kernel:
+// the same scales and codes, but for the rare value whose bf16 rounding an ulp of the RMS (the two
+// kernels sum the squares in different orders) moves across a rounding boundary.
+TEST(CudaFp8, NormQuantizationIsRmsnormThenQuantization) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(9);
+  for (const auto& [M, K, static_scale] :
+       std::vector<std::tuple<int, int, float>>{{1, 4096, 0.f}, {5, 1000, 0.f}, {70, 512, 0.f}, {3, 256, 0.02f}}) {
+    SCOPED_TRACE("M " + std::to_string(M) + " K " + std::to_string(K));
+    DeviceArray<float> residual(random_floats(size_t(M) * K, rng, 3.f));
+    DeviceArray<float> weight(random_floats(size_t(K), rng, 1.f));
+    DeviceArray<__nv_bfloat16> normed(size_t(M) * K);
+    DeviceArray<__nv_fp8_e4m3> want_q(size_t(M) * K), got_q(size_t(M) * K);
+    DeviceArray<float> want_s(static_cast<size_t>(M)), got_s(static_cast<size_t>(M));
+    DeviceArray<__half> got_h(size_t(M) * K);
+    check_cuda(launch_rmsnorm(residual.get(), weight.get(), normed.get(), M, K, 1e-5f, nullptr), "rmsnorm");
+    check_cuda(launch_fp8_quantize(normed.get(), M, K, K, static_scale, want_q.get(), want_s.get(), nullptr),
+               "quantize");
+    check_cuda(launch_fp8_norm_quantize(residual.get(), weight.get(), 1e-5f, M, K, static_scale, got_q.get(),
+                                        got_s.get(), nullptr, got_h.get()),
+               "norm quantize");
+    const std::vector<float> ws = want_s.download(), gs = got_s.download();
+    for (int m = 0; m < M; ++m) EXPECT_NEAR(gs[m], ws[m], 1e-6f * ws[m]) << m;
+    const std::vector<__nv_fp8_e4m3> wq = want_q.download(), gq = got_q.download();
+    const std::vector<__half> gh = got_h.download();
+    size_t differing = 0;
+    for (size_t i = 0; i < wq.size(); ++i) {
+      const float w = quant::e4m3_to_float(wq[i].__x), g = quant::e4m3_to_float(gq[i].__x);
+      ASSERT_EQ(__half2float(gh[i]), g) << i;  // the f16 form is the code's value
+      if (w == g) continue;
+      ++differing;
+      ASSERT_LE(std::abs(g - w), std::abs(w) * 0.13f + 2e-3f) << i;  // one e4m3 step at most
+    }
+    EXPECT_LE(differing, wq.size() / 1000 + 1);
   }
 }
 
