@@ -220,8 +220,6 @@ void read_compressed_tensors(const json& q, QuantConfig& c) {
   if (format.empty()) fail(o, std::string("format is missing (") + kFormats + ")");
   if (format != kPackQuantized && !float_format(format) && format != "mixed-precision")
     fail(o, "format '" + format + "' is not supported yet (" + kFormats + ")");
-  if (const std::string status = string_field(q, "quantization_status", "compressed", o); status != "compressed")
-    fail(o, "quantization_status '" + status + "' is not supported (compressed: the tensors stored packed)");
   if (field(q, "kv_cache_scheme"))
     fail(o, "kv_cache_scheme is not supported (a quantized KV cache from the checkpoint is not loaded)");
   if (const json* s = field(q, "sparsity_config"); s && !(s->is_object() && s->empty()))
@@ -280,6 +278,16 @@ void read_compressed_tensors(const json& q, QuantConfig& c) {
     if (g.targets.empty()) fail(o, path + ".targets is missing or empty");
     c.groups.push_back(std::move(g));
   }
+  // "frozen" is what earlier library versions wrote for float-quantized checkpoints whose weights
+  // are stored e4m3 (neuralmagic's Meta-Llama-3.1-8B-Instruct-FP8): the weight's dtype says it is
+  // stored quantized, and a targeted layer stored dense is refused by name when read. A packed
+  // layer has no such mark, so integer groups need "compressed".
+  bool all_fp8 = true;
+  for (const CtGroup& g : c.groups) all_fp8 = all_fp8 && g.fp8;
+  if (const std::string status = string_field(q, "quantization_status", "compressed", o);
+      status != "compressed" && !(status == "frozen" && all_fp8))
+    fail(o, "quantization_status '" + status + "' is not supported (compressed: the tensors stored quantized; frozen "
+            "for float-quantized groups only)");
   // The whole-config fields describe the first group; each layer is unpacked with its own group's.
   c.bits = c.groups.front().bits;
   c.group_size = c.groups.front().group_size;

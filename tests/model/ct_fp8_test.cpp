@@ -169,6 +169,15 @@ TEST(CtFp8Config, ReadsTheSchemesAsTheLibraryDefinesThem) {
   w["group_size"] = -1;
   EXPECT_FALSE(parse(q).groups[0].per_tensor);
 
+  // neuralmagic's Meta-Llama-3.1-8B-Instruct-FP8 as written: naive-quantized, status frozen, the
+  // QuantizationArgs' defaults (symmetric, static) left out.
+  c = parse(json::parse(R"({"quant_method": "compressed-tensors", "format": "naive-quantized",
+    "quantization_status": "frozen", "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"],
+      "weights": {"num_bits": 8, "strategy": "tensor", "type": "float"},
+      "input_activations": {"num_bits": 8, "strategy": "tensor", "type": "float"}}}})"));
+  EXPECT_TRUE(c.groups[0].per_tensor);
+  EXPECT_EQ(c.groups[0].activation, ActivationScheme::kStatic);
+
   // Block weights, in both spellings of block_structure, beside per-token-group inputs.
   q = fp8_dynamic();
   q["config_groups"]["group_0"]["weights"]["strategy"] = "block";
@@ -264,6 +273,13 @@ TEST(CtFp8Config, RefusesWhatTheFp8PathCannotComputeNamingTheField) {
        "config_groups.W4A16 names preset scheme 'W4A16', which is stored pack-quantized, under format "
        "'float-quantized'"},
       {[](json& q, json&, json&) { q["config_groups"] = {{"NVFP4", {"Linear"}}}; }, "preset scheme 'NVFP4'"},
+      {[](json& q, json&, json&) { q["quantization_status"] = "calibration"; }, "quantization_status 'calibration'"},
+      {[](json& q, json&, json&) {  // frozen: only where every group is FP8 (an e4m3 weight marks it stored)
+         q["quantization_status"] = "frozen";
+         q["config_groups"]["group_1"] = json::parse(R"({"targets": ["re:.*mlp.*"], "format": "pack-quantized",
+             "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32}})");
+       },
+       "quantization_status 'frozen'"},
   };
   for (const auto& [edit, needle] : cases) {
     json q = fp8_dynamic();
