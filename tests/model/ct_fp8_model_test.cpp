@@ -121,7 +121,9 @@ TEST(CtFp8Model, EachGroupIsTheFp8CheckpointOfTheSameTensors) {
     EXPECT_EQ(logits_of_folder(ct, "ct"), want);
     const std::vector<float> two = logits_of_folder(ct, "ct2", 2);
     EXPECT_EQ(two, logits_of_folder(fp8, "fp8-2", 2));
-    if (std::string(c.activation_scheme) == "static") EXPECT_LT(test::worst_difference(two, want), 1e-4);
+    if (std::string(c.activation_scheme) == "static") {
+      EXPECT_LT(test::worst_difference(two, want), 1e-4);
+    }
     // And the FP8 layers are in FP8: the fixture's dense model is another answer.
     Folder all_dense = ct;
     for (const std::string& m : every_layer(c.fp8_kinds)) make_dense(all_dense, m);
