@@ -206,8 +206,13 @@ void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConf
   if (!fp8_.empty() && tp_.rank == 0)
     std::fprintf(stderr, "zinfer cuda: %s: %d linear layers FP8 W8A8 (e4m3 weights, the direct fp8 kernel; cuBLASLt's e4m3 "
                          "GEMM is off, fp8_linear.h)\n",
-                 quantization.online ? "online fp8 of a dense checkpoint" : "fp8 checkpoint", fp8_.size());
-  if (quantization.quantized() && quantization.method != quant::Method::kFp8 && tp_.rank == 0) {
+                 quantization.online                                      ? "online fp8 of a dense checkpoint"
+                 : quantization.method == quant::Method::kCompressedTensors ? "compressed-tensors float-quantized"
+                                                                              : "fp8 checkpoint",
+                 fp8_.size());
+  // A compressed-tensors checkpoint may hold FP8 groups only (then there is no integer layer to tell of).
+  if (quantization.quantized() && quantization.method != quant::Method::kFp8 && tp_.rank == 0 &&
+      (fp8_.empty() || int4_layers + dense_layers > 0)) {
     std::fprintf(stderr, "zinfer cuda: %s checkpoint: %d linear layers int4 (W4A16 tensor-core kernel up to %d rows, "
                          "dequantized to bf16 for cuBLASLt above); %d dequantized to bf16 at load%s%s\n",
                  quant::method_name(quantization.method), int4_layers, kW4GemmMaxRows, dense_layers,

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "gpu/quant/ct_fp8.h"
 #include "gpu/quant/dequantize.h"
 #include "gpu/quant/fp8_checkpoint.h"
 
@@ -73,8 +74,9 @@ std::optional<IntWeight> CheckpointReader::get_int(const std::string& name, cons
                              "quantization_config.config_groups." + group->name + " targets " + module +
                              " and ignore does not list it (" + config_.origin + ")");
     if (group != nullptr)
-      throw SafetensorsError("tensor " + prefix + layout.packed + " is missing: quantization_config.config_groups." +
-                             group->name + " targets " + module + " (" + config_.origin + ")");
+      throw SafetensorsError("tensor " + prefix + (group->fp8 ? "weight" : layout.packed) +
+                             " is missing: quantization_config.config_groups." + group->name + " targets " + module +
+                             " (" + config_.origin + ")");
     return std::nullopt;
   }
   const TensorView& packed = checkpoint_.get(prefix + layout.packed);
@@ -94,6 +96,9 @@ std::optional<IntWeight> CheckpointReader::get_int(const std::string& name, cons
     if (!linear) refuse("quantized, but " + module + " is not a linear layer");
     if (group == nullptr)
       refuse("quantized, but no quantization_config.config_groups target names " + module + " (" + config_.origin + ")");
+    if (group->fp8)
+      refuse("pack-quantized, but quantization_config.config_groups." + group->name + ", which targets " + module +
+             ", is FP8 (float-quantized: an e4m3 weight) (" + config_.origin + ")");
     layer = layer_config(config_, *group);
   }
 
@@ -131,6 +136,7 @@ std::optional<Fp8Weight> CheckpointReader::get_fp8(const std::string& name, cons
   const TensorView& w = checkpoint_.get(name);
   const bool stored_fp8 = w.dtype == DType::kF8E4M3 || w.dtype == DType::kF8E5M2;
   auto refuse = [&](const std::string& why) { throw SafetensorsError("tensor " + name + " in " + w.file + ": " + why); };
+  if (config_.method == Method::kCompressedTensors) return get_ct_fp8(name, shape);
   if (config_.method != Method::kFp8 || (config_.online && !stored_fp8)) {
     if (stored_fp8)
       refuse(std::string("stored in ") + dtype_name(w.dtype) + ", but " +
@@ -163,6 +169,37 @@ std::optional<Fp8Weight> CheckpointReader::get_fp8(const std::string& name, cons
   if (is_vocabulary_layer(module))
     refuse("stored in fp8; embeddings and the LM head are kept dense (list them in ignored_layers)");
   Fp8Weight f = read_fp8_layer(checkpoint_, config_, prefix, shape);
+  fp8_prefixes_.insert(prefix);
+  return f;
+}
+
+// compressed-tensors: the config groups say which linear layers are FP8 (targets less ignore, as
+// get_int reads them); the checkpoint must agree.
+std::optional<Fp8Weight> CheckpointReader::get_ct_fp8(const std::string& name, const std::vector<int64_t>& shape) {
+  const std::string prefix = name.substr(0, name.size() - 6);  // keeps the dot
+  const std::string module = prefix.substr(0, prefix.size() - 1);
+  const TensorView& w = checkpoint_.get(name);
+  const bool stored_fp8 = w.dtype == DType::kF8E4M3 || w.dtype == DType::kF8E5M2;
+  auto refuse = [&](const std::string& why) { throw SafetensorsError("tensor " + name + " in " + w.file + ": " + why); };
+  const bool linear = shape.size() == 2 && !ends_with(module, "embed_tokens");
+  const bool ignored = ct_ignored(config_, module);
+  const CtGroup* group = linear && !ignored ? ct_group_of(config_, module, linear) : nullptr;
+  const std::string where = " (" + config_.origin + ")";
+  if (!stored_fp8) {
+    if (group != nullptr && group->fp8)
+      refuse(std::string("stored in ") + dtype_name(w.dtype) + ", but quantization_config.config_groups." + group->name +
+             " (FP8) targets " + module + " and ignore does not list it" + where);
+    return std::nullopt;  // dense, or an integer group's layer (get_int refuses a dense one)
+  }
+  if (ignored) refuse("stored in fp8 although quantization_config.ignore lists " + module + where);
+  if (!linear) refuse("stored in fp8, but " + module + " is not a linear layer");
+  if (group == nullptr) refuse("stored in fp8, but no quantization_config.config_groups target names " + module + where);
+  if (!group->fp8)
+    refuse("stored in fp8, but quantization_config.config_groups." + group->name + ", which targets " + module +
+           ", is pack-quantized (integer)" + where);
+  if (is_vocabulary_layer(module))
+    refuse("stored in fp8; embeddings and the LM head are kept dense (list lm_head in quantization_config.ignore)");
+  Fp8Weight f = read_ct_fp8_layer(checkpoint_, *group, prefix, shape, config_.origin);
   fp8_prefixes_.insert(prefix);
   return f;
 }
@@ -209,6 +246,7 @@ void CheckpointReader::finish() const {
       const std::string prefix = name.substr(0, dot + 1), role = name.substr(dot + 1);
       bool scale = false;
       for (const char* r : kFp8ScaleRoles) scale |= role == r;
+      for (const char* r : kCtFp8ZeroRoles) scale |= role == r;
       const DType dtype = checkpoint_.get(name).dtype;
       const bool fp8_weight = role == "weight" && (dtype == DType::kF8E4M3 || dtype == DType::kF8E5M2);
       if ((weights ? fp8_weight : scale) && !fp8_prefixes_.count(prefix) && !quantized_prefixes_.count(prefix))

@@ -15,7 +15,9 @@
 // stay dense (as vLLM keeps them), as do the modules ignored_layers names (exactly) or
 // modules_to_not_convert contains (as substrings); any other linear layer of an fp8 checkpoint
 // stored dense is an error naming it. Online FP8 quantizes every other linear layer at load
-// (quantize_per_channel).
+// (quantize_per_channel). compressed-tensors float-quantized layers (ct_fp8.h) come from get_fp8()
+// the same way, their config group (targets less ignore) saying which linear layers are FP8; a
+// checkpoint may mix them with pack-quantized groups, each layer read as its group says.
 #pragma once
 
 #include <map>
@@ -71,6 +73,8 @@ class CheckpointReader {
   void finish() const;
 
  private:
+  std::optional<Fp8Weight> get_ct_fp8(const std::string& name, const std::vector<int64_t>& shape);
+
   const WeightSet& checkpoint_;
   QuantConfig config_;
   std::set<std::string> read_;              // names handed out

@@ -16,8 +16,11 @@ std::string shape_string(const std::vector<int64_t>& s) {
   throw SafetensorsError("tensor " + t.name + " in " + t.file + ": " + why);
 }
 
-// A scale tensor's values in float32, each finite and not negative.
-std::vector<float> scale_values(const TensorView& t) {
+bool is_scalar(const std::vector<int64_t>& s) { return s.empty() || s == std::vector<int64_t>{1}; }
+
+}  // namespace
+
+std::vector<float> fp8_scale_values(const TensorView& t) {
   if (t.dtype != DType::kF32 && t.dtype != DType::kBF16 && t.dtype != DType::kF16)
     refuse(t, std::string("dtype ") + dtype_name(t.dtype) + " for a scale (F32, BF16, F16)");
   std::vector<float> v(static_cast<size_t>(t.numel()));
@@ -26,10 +29,6 @@ std::vector<float> scale_values(const TensorView& t) {
     if (!std::isfinite(x) || x < 0) refuse(t, "holds " + std::to_string(x) + ", not a finite scale >= 0");
   return v;
 }
-
-bool is_scalar(const std::vector<int64_t>& s) { return s.empty() || s == std::vector<int64_t>{1}; }
-
-}  // namespace
 
 Fp8Weight read_fp8_layer(const WeightSet& ws, const QuantConfig& c, const std::string& prefix,
                          const std::vector<int64_t>& shape) {
@@ -57,7 +56,7 @@ Fp8Weight read_fp8_layer(const WeightSet& ws, const QuantConfig& c, const std::s
     if (s.shape != std::vector<int64_t>{NB, KB})
       refuse(s, "shape " + shape_string(s.shape) + ", expected " + shape_string({NB, KB}) + " (blocks of " +
                     std::to_string(bn) + " x " + std::to_string(bk) + " over " + shape_string(shape) + ")");
-    const std::vector<float> v = scale_values(s);
+    const std::vector<float> v = fp8_scale_values(s);
     out.group = bk;
     out.scale.resize(static_cast<size_t>(N * KB));
     for (int64_t n = 0; n < N; ++n)
@@ -68,7 +67,7 @@ Fp8Weight read_fp8_layer(const WeightSet& ws, const QuantConfig& c, const std::s
              "a block scale, but " + c.origin + " has no quantization_config.weight_block_size");
     if (!has_scale) refuse(w, "its " + prefix + "weight_scale is missing from the checkpoint");
     const TensorView& s = ws.get(prefix + "weight_scale");
-    const std::vector<float> v = scale_values(s);
+    const std::vector<float> v = fp8_scale_values(s);
     out.group = K;
     if (is_scalar(s.shape)) out.scale.assign(static_cast<size_t>(N), v[0]);
     else if (s.shape == std::vector<int64_t>{N} || s.shape == std::vector<int64_t>{N, 1}) out.scale = v;
@@ -82,7 +81,7 @@ Fp8Weight read_fp8_layer(const WeightSet& ws, const QuantConfig& c, const std::s
     if (!has_input) refuse(w, "its " + prefix + "input_scale is missing (activation_scheme static in " + c.origin + ")");
     const TensorView& s = ws.get(prefix + "input_scale");
     if (!is_scalar(s.shape)) refuse(s, "shape " + shape_string(s.shape) + ", expected [] or [1] (per tensor)");
-    out.input_scale = scale_values(s)[0];
+    out.input_scale = fp8_scale_values(s)[0];
     if (!(out.input_scale > 0)) refuse(s, "is zero; a static input scale divides the activations");
   } else if (has_input) {
     refuse(ws.get(prefix + "input_scale"),

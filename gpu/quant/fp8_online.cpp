@@ -15,6 +15,10 @@ QuantConfig apply_quantization_setting(const QuantConfig& checkpoint, const std:
   }
   if (setting == "fp8") {
     if (checkpoint.method == Method::kFp8) return checkpoint;
+    // A compressed-tensors checkpoint whose every group is FP8 W8A8 is an FP8 checkpoint too.
+    bool ct_fp8 = checkpoint.method == Method::kCompressedTensors;
+    for (const CtGroup& g : checkpoint.groups) ct_fp8 = ct_fp8 && g.fp8;
+    if (ct_fp8) return checkpoint;
     if (checkpoint.quantized())
       throw ModelConfigError("quantization 'fp8' (online FP8 of a dense checkpoint), but " + origin +
                              " is quantized with quant_method '" + method_name(checkpoint.method) +

@@ -4,8 +4,9 @@
 //   fp8   online FP8: a dense (float32 / bf16 / fp16) checkpoint's linear layers, all but the
 //         embeddings and the LM head, are quantized at load to e4m3 with one scale per output
 //         channel (amax / 448) and run W8A8 with dynamic per-token activation scales
-//         (gpu/quant/fp8.h); an "fp8" checkpoint stays as it is; a checkpoint quantized by
-//         another method is an error naming both
+//         (gpu/quant/fp8.h); an "fp8" checkpoint, or a compressed-tensors one whose every config
+//         group is FP8 W8A8, stays as it is; a checkpoint quantized otherwise is an error naming
+//         its method
 //   none  the checkpoint must be dense: a quantized one is an error naming its method (zinfer
 //         does not dequantize a checkpoint on request)
 #pragma once

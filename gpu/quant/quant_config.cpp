@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "gpu/model_config.h"
+#include "gpu/quant/ct_fp8_scheme.h"
 
 namespace zinfer::gpu::quant {
 namespace {
@@ -128,6 +130,9 @@ struct CtPreset {
 };
 constexpr CtPreset kCtPresets[] = {{"W4A16", 4, 128, true}, {"W4A16_ASYM", 4, 128, false}, {"W8A16", 8, 128, true}};
 constexpr const char* kPackQuantized = "pack-quantized";
+// FP8 W8A8 (ct_fp8_scheme.h): two names of one storage.
+bool float_format(const std::string& f) { return f == "float-quantized" || f == "naive-quantized"; }
+constexpr const char* kFormats = "pack-quantized: weight-only int4/int8; float-quantized or naive-quantized: FP8 W8A8";
 
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::toupper(c)); });
@@ -169,7 +174,7 @@ void read_ct_weights(const json& w, CtGroup& g, const std::string& path, const s
   if (g.bits != 4 && g.bits != 8)
     fail(o, path + ".num_bits " + std::to_string(g.bits) + " is not supported for pack-quantized (4, 8)");
   if (const std::string type = lower(string_field(w, "type", "int", o)); type != "int")
-    fail(o, path + ".type '" + type + "' is not supported for pack-quantized (int; float weights are FP8)");
+    fail(o, path + ".type '" + type + "' is not supported for pack-quantized (int; FP8 weights are float-quantized)");
   g.sym = bool_field(w, "symmetric", true, o);
   const json* gs = field(w, "group_size");
   std::string strategy = lower(string_field(w, "strategy", "", o));
@@ -212,11 +217,9 @@ void read_compressed_tensors(const json& q, QuantConfig& c) {
                      "quantization_status"},
                  o, "", kCtInformational);
   const std::string format = string_field(q, "format", "", o);
-  if (format.empty()) fail(o, "format is missing (pack-quantized)");
-  if (format != kPackQuantized && format != "mixed-precision")
-    fail(o, "format '" + format + "' is not supported yet (pack-quantized: weight-only int4/int8)");
-  if (const std::string status = string_field(q, "quantization_status", "compressed", o); status != "compressed")
-    fail(o, "quantization_status '" + status + "' is not supported (compressed: the tensors stored packed)");
+  if (format.empty()) fail(o, std::string("format is missing (") + kFormats + ")");
+  if (format != kPackQuantized && !float_format(format) && format != "mixed-precision")
+    fail(o, "format '" + format + "' is not supported yet (" + kFormats + ")");
   if (field(q, "kv_cache_scheme"))
     fail(o, "kv_cache_scheme is not supported (a quantized KV cache from the checkpoint is not loaded)");
   if (const json* s = field(q, "sparsity_config"); s && !(s->is_object() && s->empty()))
@@ -235,29 +238,56 @@ void read_compressed_tensors(const json& q, QuantConfig& c) {
       const CtPreset* preset = nullptr;
       for (const CtPreset& p : kCtPresets)
         if (upper(name) == p.name) preset = &p;
-      if (!preset) fail(o, path + " names preset scheme '" + name + "', which is not supported (W4A16, W4A16_ASYM, W8A16)");
+      const std::optional<json> fp8 = ct_fp8_preset(upper(name));
+      if (!preset && !fp8)
+        fail(o, path + " names preset scheme '" + name +
+                    "', which is not supported (W4A16, W4A16_ASYM, W8A16, FP8, FP8_DYNAMIC, FP8_BLOCK)");
       g.targets = string_list(&scheme, path, o);
-      g.bits = preset->bits, g.group_size = preset->group_size, g.sym = preset->sym;
-      if (format != kPackQuantized) fail(o, path + " has no format of its own under format '" + format + "'");
+      if (format == "mixed-precision") fail(o, path + " has no format of its own under format '" + format + "'");
+      if (preset) {
+        g.bits = preset->bits, g.group_size = preset->group_size, g.sym = preset->sym;
+        if (format != kPackQuantized)
+          fail(o, path + " names preset scheme '" + name + "', which is stored pack-quantized, under format '" + format + "'");
+      } else {
+        if (!float_format(format))
+          fail(o, path + " names preset scheme '" + name + "', which is stored float-quantized, under format '" + format +
+                      "'");
+        read_ct_fp8_scheme((*fp8)["weights"], &(*fp8)["input_activations"], g, path, o);
+      }
     } else {
       if (!scheme.is_object()) fail(o, path + " is not an object");
       refuse_unknown(scheme, {"targets", "weights", "input_activations", "output_activations", "format"}, o, path + ".",
                      {});
       g.targets = string_list(field(scheme, "targets"), path + ".targets", o);
-      if (field(scheme, "input_activations"))
-        fail(o, path + ".input_activations is not supported (weight-only W4A16/W8A16 is loaded; quantized "
-                       "activations, W8A8 and FP8, are not)");
       if (field(scheme, "output_activations")) fail(o, path + ".output_activations is not supported");
       const std::string own = string_field(scheme, "format", format == "mixed-precision" ? "" : format, o);
-      if (own != kPackQuantized)
-        fail(o, path + ".format '" + own + "' is not supported yet (pack-quantized: weight-only int4/int8)");
+      if (own.empty()) fail(o, path + ".format is missing (under format 'mixed-precision' each group names its own)");
+      if (own != kPackQuantized && !float_format(own))
+        fail(o, path + ".format '" + own + "' is not supported yet (" + kFormats + ")");
       const json* w = field(scheme, "weights");
       if (!w) fail(o, path + ".weights is missing (a group that quantizes no weight)");
-      read_ct_weights(*w, g, path + ".weights", o);
+      if (float_format(own)) {
+        read_ct_fp8_scheme(*w, field(scheme, "input_activations"), g, path, o);
+      } else {
+        if (field(scheme, "input_activations"))
+          fail(o, path + ".input_activations is not supported for pack-quantized (weight-only W4A16/W8A16; quantized "
+                         "activations are FP8 W8A8, stored float-quantized)");
+        read_ct_weights(*w, g, path + ".weights", o);
+      }
     }
     if (g.targets.empty()) fail(o, path + ".targets is missing or empty");
     c.groups.push_back(std::move(g));
   }
+  // "frozen" is what earlier library versions wrote for float-quantized checkpoints whose weights
+  // are stored e4m3 (neuralmagic's Meta-Llama-3.1-8B-Instruct-FP8): the weight's dtype says it is
+  // stored quantized, and a targeted layer stored dense is refused by name when read. A packed
+  // layer has no such mark, so integer groups need "compressed".
+  bool all_fp8 = true;
+  for (const CtGroup& g : c.groups) all_fp8 = all_fp8 && g.fp8;
+  if (const std::string status = string_field(q, "quantization_status", "compressed", o);
+      status != "compressed" && !(status == "frozen" && all_fp8))
+    fail(o, "quantization_status '" + status + "' is not supported (compressed: the tensors stored quantized; frozen "
+            "for float-quantized groups only)");
   // The whole-config fields describe the first group; each layer is unpacked with its own group's.
   c.bits = c.groups.front().bits;
   c.group_size = c.groups.front().group_size;

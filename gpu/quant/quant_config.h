@@ -16,8 +16,9 @@ namespace zinfer::gpu::quant {
 
 enum class Method { kNone, kGptq, kAwq, kCompressedTensors, kFp8 };
 
-// compressed-tensors: one entry of config_groups, the weight scheme of the modules it targets
-// (weight-only integer "pack-quantized"; everything else is refused when parsed).
+// compressed-tensors: one entry of config_groups, the scheme of the modules it targets: weight-only
+// integer "pack-quantized", or FP8 W8A8 "float-quantized" (ct_fp8.h); everything else is refused
+// when parsed.
 struct CtGroup {
   std::string name;                  // its key in config_groups
   std::vector<std::string> targets;  // "Linear" (every linear layer), "re:<regex>", or a module name
@@ -26,6 +27,12 @@ struct CtGroup {
   bool per_tensor = false;           // strategy "tensor": one scale (and zero) for the whole layer
   bool sym = true;
   bool act_order = false;            // actorder "group": weight_g_idx maps each input to its group
+  // FP8 W8A8 (weights type "float", 8 bits): e4m3 `weight` with `weight_scale` per tensor, per
+  // channel or per block of block_n x block_k (strategy "block"), activations quantized per token
+  // (dynamic; per token and block_k inputs for a block layer) or by the static `input_scale`.
+  bool fp8 = false;
+  ActivationScheme activation = ActivationScheme::kDynamic;
+  int64_t block_n = 0, block_k = 0;
 };
 
 struct QuantConfig {

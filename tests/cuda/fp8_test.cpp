@@ -7,8 +7,10 @@
 //     one group or block-wise, at every row-count instantiation and split), at M = 1 ... 129, with
 //     bf16 output and added into a float32 residual, match the CPU within bf16 output rounding
 //     (and, added in float32, within the accumulation error of the path Fp8Layers::path picks);
-//   - the fp8 model fixtures and online FP8 of llama_bf16 give the CPU backend's logits (the model
-//     fixtures are also in cpu_parity_test.cpp's sweep of tests/data/models).
+//   - every layer of tests/data/models/ct_fp8_cases (compressed-tensors float-quantized, read by
+//     the checkpoint reader: per-tensor / per-channel / block, static / dynamic, fused q/k/v parts);
+//   - the fp8 model fixtures (quant_method fp8 and compressed-tensors llama_ct_fp8) and online FP8
+//     of llama_bf16 give the CPU backend's logits.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -25,7 +27,9 @@
 #include "gpu/cuda/fp8_mma.h"
 #include "gpu/cuda/rmsnorm.h"
 #include "gpu/quant/fp8.h"
+#include "gpu/quant/checkpoint_reader.h"
 #include "gpu/quant/fp8_checkpoint.h"
+#include "gpu/quant/fp8_parts.h"
 #include "gpu/safetensors.h"
 #include "tests/cuda/cuda_test_util.h"
 
@@ -153,6 +157,25 @@ TEST(CudaFp8, EveryFixtureLayerMatchesTheCpu) {
   }
 }
 
+TEST(CudaFp8, EveryCompressedTensorsFixtureLayerMatchesTheCpu) {
+  ZINFER_REQUIRE_CUDA();
+  const WeightSet ws((kModels / "ct_fp8_cases").string());
+  std::ifstream in(kModels / "ct_fp8_cases" / "cases.json");
+  const nlohmann::json cases = nlohmann::json::parse(in);
+  ASSERT_EQ(cases.size(), 6u);
+  for (const auto& [name, c] : cases.items()) {
+    quant::CheckpointReader reader(ws, quant::parse_quant_config(c["quantization_config"].dump(), "cases.json"));
+    std::vector<models::TensorPart> parts;
+    for (const nlohmann::json& p : c.contains("parts") ? c["parts"] : nlohmann::json::array({name})) {
+      const std::string weight = p.get<std::string>() + ".weight";
+      parts.push_back({weight, {ws.get(weight).shape[0], c["in_features"].get<int64_t>()}});
+    }
+    const std::optional<quant::Fp8Weight> w = quant::read_fp8_linear(reader, parts);
+    ASSERT_TRUE(w.has_value()) << name;
+    compare_layer(*w, name);
+  }
+}
+
 // The shapes cuBLASLt's e4m3 GEMM takes (one scale group, K and N multiples of 16): M = 129 runs
 // it, and so do the smaller M where K is not a multiple of 64 (else the mma kernel).
 TEST(CudaFp8, CublasLtShapedLayersMatchTheCpu) {
@@ -253,7 +276,10 @@ TEST(CudaFp8, ModelsMatchTheCpuBackend) {
     std::string fixture, quantization, dense_fixture;  // dense_fixture: the model it was quantized from
   };
   for (const Case& c : std::vector<Case>{
-           {"llama_fp8", "auto", "llama"}, {"llama_fp8_block", "auto", "llama"}, {"llama_bf16", "fp8", "llama_bf16"}}) {
+           {"llama_fp8", "auto", "llama"},
+           {"llama_fp8_block", "auto", "llama"},
+           {"llama_ct_fp8", "auto", "llama"},
+           {"llama_bf16", "fp8", "llama_bf16"}}) {
     SCOPED_TRACE(c.fixture + " quantization " + c.quantization);
     const std::vector<float> cpu = logits_on("cpu", (kModels / c.fixture).string(), c.quantization);
     const std::vector<float> gpu = logits_on("cuda", (kModels / c.fixture).string(), c.quantization);

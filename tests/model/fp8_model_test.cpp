@@ -12,12 +12,8 @@
 #include <filesystem>
 #include <functional>
 
-#include "checkpoint_folder.h"
-#include "fp8_reference.h"
-#include "gpu/backend.h"
+#include "fp8_model_util.h"
 #include "gpu/quant/fp8.h"
-#include "reference_forward.h"
-#include "test_util.h"
 
 namespace zinfer::gpu {
 namespace {
@@ -25,40 +21,16 @@ namespace {
 namespace fs = std::filesystem;
 using test::Entry;
 using test::Folder;
-const fs::path kFixtures = fs::path(ZINFER_SOURCE_DIR) / "tests/data/models";
-const std::vector<int32_t> kTokens = {1, 17, 300, 5, 44, 511, 2, 90, 91, 7, 250, 33, 12, 400, 6, 8, 19};
+using test::load_error;
+const fs::path kFixtures = test::kModelFixtures;
 
 std::unique_ptr<Backend> open(const std::string& dir, int tp = 1, const std::string& quantization = "auto") {
-  BackendOptions o;
-  o.model_dir = dir;
-  o.num_gpu_blocks = 16;
-  o.num_threads = 2;
-  o.tensor_parallel_size = tp;
-  o.quantization = quantization;
-  return make_backend(o);
+  return test::open_cpu(dir, tp, quantization);
 }
-
-std::vector<float> logits_of(Backend& b) {
-  SequenceInput s;
-  s.seq_id = 1;
-  s.token_ids = kTokens;
-  s.num_tokens = int32_t(kTokens.size());
-  s.block_table = {3, 0, 5, 1};
-  s.sampling.temperature = 0.0f;
-  return b.forward_logits(s);
-}
-
+std::vector<float> logits_of(Backend& b) { return test::prompt_logits(b); }
 double worst_against_reference(const std::vector<float>& got, const std::string& dir, const ModelConfig& config,
                                const nlohmann::json& quantization_config) {
-  test::ReferenceForward ref(config, dir);
-  const test::Fp8Reference fp8(dir, quantization_config);
-  ref.linear = [&](const std::string& w, const test::ReferenceForward::Mat& x) { return fp8(w, x); };
-  const auto expected = ref.logits(kTokens);
-  const size_t V = config.vocab_size;
-  double worst = 0;
-  for (size_t t = 0; t < kTokens.size(); ++t)
-    for (size_t v = 0; v < V; ++v) worst = std::max(worst, std::abs(got[t * V + v] - expected[t][v]));
-  return worst;
+  return test::worst_against_fp8_reference(got, dir, config, quantization_config);
 }
 
 class Fp8Fixture : public ::testing::TestWithParam<std::string> {};
@@ -68,7 +40,7 @@ TEST_P(Fp8Fixture, IsTheFloat64ReferenceOfTheSameArithmetic) {
   auto b = open(dir.string());
   EXPECT_EQ(b->config().quantization.method, quant::Method::kFp8);
   const std::vector<float> got = logits_of(*b);
-  ASSERT_EQ(got.size(), kTokens.size() * size_t(b->config().vocab_size));
+  ASSERT_EQ(got.size(), test::kFp8Prompt.size() * size_t(b->config().vocab_size));
   EXPECT_LT(worst_against_reference(got, dir.string(), b->config(), Folder(dir).config["quantization_config"]), 1e-4);
 }
 
@@ -150,20 +122,6 @@ TEST(Fp8Online, QuantizesEveryDecoderLinearPerChannel) {
   for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, double(std::abs(got[i] - dense[i])));
   EXPECT_GT(worst, 1e-4);
   EXPECT_LT(worst, 0.5);
-}
-
-std::string load_error(const std::string& fixture, const std::function<void(Folder&)>& edit,
-                       const std::string& quantization = "auto") {
-  test::ScratchDir dir("broken");
-  Folder f(kFixtures / fixture);
-  edit(f);
-  f.write(dir.path());
-  try {
-    open(dir.str(), 1, quantization);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Fp8Checkpoint, RefusesWhatDisagreesWithTheConfigNamingTheTensor) {

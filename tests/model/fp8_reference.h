@@ -42,9 +42,12 @@ inline double e4m3_round(double x) {
 class Fp8Reference {
  public:
   using Mat = ReferenceForward::Mat;
-  // `quantization_config` as config.json has it.
+  // `quantization_config` as config.json has it: quant_method fp8, or compressed-tensors with
+  // per-tensor or per-channel weights, where a layer's inputs are static when it has an input_scale
+  // (the loader requires it under a static scheme and refuses it under a dynamic one).
   Fp8Reference(const std::string& dir, const nlohmann::json& quantization_config) : w_(dir) {
     static_ = quantization_config.value("activation_scheme", "dynamic") == "static";
+    ct_ = quantization_config.value("quant_method", "") == "compressed-tensors";
     if (quantization_config.contains("weight_block_size")) {
       block_n_ = quantization_config["weight_block_size"][0].get<int64_t>();
       block_k_ = quantization_config["weight_block_size"][1].get<int64_t>();
@@ -68,7 +71,8 @@ class Fp8Reference {
         const int64_t g1 = std::min(K, g0 + group);
         double amax = 0;
         for (int64_t k = g0; k < g1; ++k) amax = std::max(amax, std::fabs(x[m][size_t(k)]));
-        const double sx = static_ ? input_scale(prefix) : std::max(amax, 1e-10) / 448.0;
+        const bool is_static = ct_ ? w_.has(prefix + "input_scale") : static_;
+        const double sx = is_static ? input_scale(prefix) : std::max(amax, 1e-10) / 448.0;
         std::vector<double> xq(size_t(g1 - g0));
         for (int64_t k = g0; k < g1; ++k) xq[size_t(k - g0)] = e4m3_round(x[m][size_t(k)] / sx);
         for (int64_t n = 0; n < N; ++n) {
@@ -101,7 +105,7 @@ class Fp8Reference {
   }
 
   WeightSet w_;
-  bool static_ = false;
+  bool static_ = false, ct_ = false;
   int64_t block_n_ = 0, block_k_ = 0;
 };
 

@@ -1,7 +1,8 @@
 // compressed-tensors (gpu/quant/compressed_tensors.cpp, quant_config.h): its quantization_config
 // read as the library defines it (config groups, presets, the strategy inferred from group_size,
-// actorder, ignore, targets by name / "re:" / "Linear") and everything that is not weight-only
-// integer pack-quantized refused naming the field; a layer's tensors that disagree with its scheme
+// actorder, ignore, targets by name / "re:" / "Linear") and everything that is neither weight-only
+// integer pack-quantized nor FP8 W8A8 float-quantized (ct_fp8_test.cpp) refused naming the field;
+// a layer's tensors that disagree with its scheme
 // refused naming the tensor and the file. That each committed ct_* case dequantizes to numpy's
 // weight bit for bit is quant_dequantize_test's EveryCaseEqualsTheFormatsDefinitionExactly.
 #include <gtest/gtest.h>
@@ -121,15 +122,18 @@ TEST(CompressedTensorsConfig, ReadsPresetsAndMixedPrecision) {
   q["config_groups"]["group_1"] = q["config_groups"]["group_0"];
   q["config_groups"]["group_1"]["weights"]["num_bits"] = 8;
   EXPECT_EQ(parse(q).groups.size(), 2u);
-  q["config_groups"]["group_1"]["format"] = "float-quantized";
+  q["config_groups"]["group_1"]["format"] = "float-quantized";  // FP8 (ct_fp8_test.cpp): int weights are not
   const std::string e = error_of([&] { parse(q); });
-  EXPECT_NE(e.find("config_groups.group_1.format 'float-quantized' is not supported yet"), std::string::npos) << e;
+  EXPECT_NE(e.find("config_groups.group_1.weights.type 'int' is not supported for float-quantized"), std::string::npos)
+      << e;
 }
 
-TEST(CompressedTensorsConfig, RefusesWhatIsNotWeightOnlyIntegerNamingTheField) {
+TEST(CompressedTensorsConfig, RefusesWhatItCannotHonourNamingTheField) {
   const std::vector<std::pair<std::function<void(json&)>, std::string>> refused = {
-      {[](json& q) { q["format"] = "float-quantized"; }, "format 'float-quantized' is not supported yet"},
-      {[](json& q) { q["format"] = "naive-quantized"; }, "format 'naive-quantized' is not supported yet"},
+      {[](json& q) { q["format"] = "float-quantized", q["config_groups"]["group_0"].erase("format"); },
+       "config_groups.group_0.weights.type 'int' is not supported for float-quantized"},
+      {[](json& q) { q["format"] = "naive-quantized", q["config_groups"]["group_0"].erase("format"); },
+       "config_groups.group_0.weights.type 'int' is not supported for float-quantized"},
       {[](json& q) { q["format"] = "int-quantized"; }, "format 'int-quantized' is not supported yet"},
       {[](json& q) { q["format"] = "marlin-24"; }, "format 'marlin-24' is not supported yet"},
       {[](json& q) { q["config_groups"]["group_0"]["format"] = "nvfp4-pack-quantized"; },

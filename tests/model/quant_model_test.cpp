@@ -296,8 +296,8 @@ TEST(QuantizedCheckpoint, CompressedTensorsRefusesWhatDisagreesNamingTheTensor) 
          {"also holds " + d1 + "weight"});
   expect(load_error("llama_ct", [&](Folder& f) { qc(f)["config_groups"]["group_0"]["weights"]["group_size"] = 48; }),
          {q0 + "weight_packed", "group_size 48", "config.json"});
-  expect(load_error("llama_ct", [&](Folder& f) { qc(f)["format"] = "float-quantized"; }),
-         {"config.json: quantization_config.format 'float-quantized' is not supported yet"});
+  expect(load_error("llama_ct", [&](Folder& f) { qc(f)["config_groups"]["group_1"]["format"] = "int-quantized"; }),
+         {"config.json: quantization_config.config_groups.group_1.format 'int-quantized' is not supported yet"});
   expect(load_error("llama_ct", [&](Folder& f) { f.config.erase("quantization_config"); }),
          {q0 + "weight_packed", "no quantization_config"});
   expect(load_error("llama_ct",

@@ -1,0 +1,109 @@
+#include "gpu/quant/ct_fp8.h"
+
+#include <cstring>
+
+#include "gpu/quant/fp8_checkpoint.h"
+
+namespace zinfer::gpu::quant {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+[[noreturn]] void refuse(const TensorView& t, const std::string& why) {
+  throw SafetensorsError("tensor " + t.name + " in " + t.file + ": " + why);
+}
+
+bool is_scalar(const std::vector<int64_t>& s) { return s.empty() || s == std::vector<int64_t>{1}; }
+
+// A symmetric scheme's zero point: every entry 0 (+0 or -0 of an e4m3 or float dtype, 0 of an int8).
+void require_zero(const TensorView& z, const std::string& group) {
+  bool zero = true;
+  switch (z.dtype) {
+    case DType::kF8E4M3:
+      for (size_t i = 0; i < z.nbytes; ++i) zero = zero && (std::to_integer<uint8_t>(z.data[i]) & 0x7F) == 0;
+      break;
+    case DType::kI8:
+    case DType::kU8:
+      for (size_t i = 0; i < z.nbytes; ++i) zero = zero && z.data[i] == std::byte{0};
+      break;
+    case DType::kF32:
+    case DType::kBF16:
+    case DType::kF16: {
+      std::vector<float> v(static_cast<size_t>(z.numel()));
+      to_float32(z, v.data());
+      for (float x : v) zero = zero && x == 0.0f;
+      break;
+    }
+    default:
+      refuse(z, std::string("dtype ") + dtype_name(z.dtype) + " for a zero point (F8_E4M3, I8, F32, BF16, F16)");
+  }
+  if (!zero) refuse(z, "is not zero, but config_groups." + group + " is symmetric (FP8 scales have no zero point)");
+}
+
+}  // namespace
+
+Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::string& prefix,
+                            const std::vector<int64_t>& shape, const std::string& origin) {
+  const std::string scheme = "config_groups." + g.name + " in " + origin;
+  const TensorView& w = ws.get(prefix + "weight");
+  if (w.dtype == DType::kF8E5M2)
+    refuse(w, "float8_e5m2 weights are not supported (float-quantized 8-bit floats are float8_e4m3fn)");
+  if (w.dtype != DType::kF8E4M3)
+    refuse(w, std::string("dtype ") + dtype_name(w.dtype) + " in a float-quantized layer (F8_E4M3)");
+  if (w.shape != shape) refuse(w, "shape " + shape_string(w.shape) + ", expected " + shape_string(shape));
+  const int64_t N = shape[0], K = shape[1];
+  Fp8Weight out;
+  out.rows = N;
+  out.cols = K;
+  out.q.resize(static_cast<size_t>(N * K));
+  std::memcpy(out.q.data(), w.data, out.q.size());
+  out.activation = g.activation;
+
+  if (ws.has(prefix + "weight_scale_inv"))
+    refuse(ws.get(prefix + "weight_scale_inv"), "compressed-tensors names every weight scale weight_scale (" + scheme + ")");
+  if (!ws.has(prefix + "weight_scale")) refuse(w, "its " + prefix + "weight_scale is missing from the checkpoint");
+  const TensorView& s = ws.get(prefix + "weight_scale");
+  const std::vector<float> v = fp8_scale_values(s);
+  if (g.block_n > 0) {
+    const int64_t bn = g.block_n, bk = g.block_k, NB = (N + bn - 1) / bn, KB = (K + bk - 1) / bk;
+    if (s.shape != std::vector<int64_t>{NB, KB})
+      refuse(s, "shape " + shape_string(s.shape) + ", expected " + shape_string({NB, KB}) + " (blocks of " +
+                    std::to_string(bn) + " x " + std::to_string(bk) + " over " + shape_string(shape) + ", " + scheme + ")");
+    out.group = bk;
+    out.scale.resize(static_cast<size_t>(N * KB));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t b = 0; b < KB; ++b) out.scale[static_cast<size_t>(n * KB + b)] = v[static_cast<size_t>((n / bn) * KB + b)];
+  } else if (g.per_tensor) {
+    if (!is_scalar(s.shape))
+      refuse(s, "shape " + shape_string(s.shape) + ", expected [] or [1] (strategy 'tensor', " + scheme + ")");
+    out.group = K;
+    out.scale.assign(static_cast<size_t>(N), v[0]);
+  } else {
+    if (s.shape != std::vector<int64_t>{N, 1} && s.shape != std::vector<int64_t>{N})
+      refuse(s, "shape " + shape_string(s.shape) + ", expected [" + std::to_string(N) + ", 1] (strategy 'channel', " +
+                    scheme + ")");
+    out.group = K;
+    out.scale = v;
+  }
+
+  const bool has_input = ws.has(prefix + "input_scale");
+  if (g.activation == ActivationScheme::kStatic) {
+    if (!has_input) refuse(w, "its " + prefix + "input_scale is missing (static input_activations, " + scheme + ")");
+    const TensorView& in = ws.get(prefix + "input_scale");
+    if (!is_scalar(in.shape)) refuse(in, "shape " + shape_string(in.shape) + ", expected [] or [1] (strategy 'tensor')");
+    out.input_scale = fp8_scale_values(in)[0];
+    if (!(out.input_scale > 0)) refuse(in, "is zero; a static input scale divides the activations");
+  } else if (has_input) {
+    refuse(ws.get(prefix + "input_scale"), "a static input scale, but the input_activations of " + scheme +
+                                               " are dynamic");
+  }
+  for (const char* role : kCtFp8ZeroRoles)
+    if (ws.has(prefix + role)) require_zero(ws.get(prefix + role), g.name);
+  return out;
+}
+
+}  // namespace zinfer::gpu::quant
