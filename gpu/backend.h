@@ -72,6 +72,11 @@ struct SampledToken {
 // (serve, generate and the benchmarks start from them). max_num_seqs and max_num_batched_tokens
 // are the scheduler's limits, given to the backend by whoever starts both (they size the decode
 // graphs and workspaces); num_threads and cuda_graphs are for tests and tools.
+// [cache] kv_cache_dtype: what the KV cache stores. kAuto: the compute type (float32 on the CPU
+// backend, bf16/fp16 on CUDA); kFp8: e4m3fn codes with a float scale per layer for K and one for V,
+// stored = e4m3(x / scale), read = stored · scale (vLLM's --kv-cache-dtype fp8, gpu/quant/kv_scales.h).
+enum class KvCacheDtype { kAuto, kFp8 };
+
 struct BackendOptions {
   std::string model_dir = "models/default";  // [model] path
   std::string device = "cpu";           // [model] "cpu", "cuda" or "synthetic" (no model: tokens at once)
@@ -96,6 +101,7 @@ struct BackendOptions {
   // [model] auto | fp8 | none: the checkpoint's quantization_config, online FP8 of a dense
   // checkpoint, or dense only (gpu/quant/fp8_online.h).
   std::string quantization = "auto";
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::kAuto;  // [cache]
 };
 
 // Thrown by a backend that can run no further step (a tensor-parallel rank failed and its group

@@ -1,6 +1,6 @@
 // The settings of gpu::BackendOptions that a config file sets: [model] path, device, dtype, quantization,
 // max_model_len, tuning_cache, tensor_parallel_size and [cache] block_size, gpu_memory_utilization, num_gpu_blocks, num_cpu_blocks,
-// swap_space_mb, cpu_kv_cache_mb (settings/setting.h). A header of its own so that the CUDA sources,
+// swap_space_mb, cpu_kv_cache_mb, kv_cache_dtype (settings/setting.h). A header of its own so that the CUDA sources,
 // which include gpu/backend.h, do not compile the descriptions.
 #pragma once
 
@@ -39,6 +39,13 @@ inline const settings::Settings<BackendOptions>& backend_settings() {
                            "host memory (MiB) for swapped-out KV blocks", int64_t(1) << 20),
       settings::integer<O>("cache", "cpu_kv_cache_mb", &O::cpu_kv_cache_bytes, 1, int64_t(1) << 22,
                            "cpu backend: memory (MiB) of the KV cache when num_gpu_blocks = 0", int64_t(1) << 20),
+      // vLLM's names; its fp8_e5m2 (and anything else) is refused by name: only e4m3fn is stored.
+      settings::enumerated<O>("cache", "kv_cache_dtype", &O::kv_cache_dtype,
+                              std::vector<std::pair<std::string, KvCacheDtype>>{{"auto", KvCacheDtype::kAuto},
+                                                                                {"fp8", KvCacheDtype::kFp8},
+                                                                                {"fp8_e4m3", KvCacheDtype::kFp8}},
+                              "auto: K/V in the compute type; fp8 (= fp8_e4m3): e4m3fn with per-layer k/v scales "
+                              "from the checkpoint (else 1.0), twice the tokens of bf16 in the same memory"),
   };
   return s;
 }

@@ -139,6 +139,8 @@ std::unique_ptr<Backend> make_synthetic_backend(const BackendOptions& options) {
   if (options.block_size <= 0) {
     throw std::invalid_argument("block_size must be positive, got " + std::to_string(options.block_size));
   }
+  if (options.kv_cache_dtype != KvCacheDtype::kAuto)  // refused rather than accepted to no effect
+    throw std::invalid_argument("device 'synthetic' stores no KV bytes: [cache] kv_cache_dtype fp8 is not supported there");
   // No weights are read, but the setting is checked against the checkpoint as the real backends do.
   ModelConfig config = with_quantization(load_model_config(options.model_dir), options);
   int32_t non_eos = config.vocab_size;

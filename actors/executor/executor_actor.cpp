@@ -118,9 +118,11 @@ runtime::ActorBody executor_actor(gpu::BackendOptions options, runtime::Endpoint
     auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<gpu::Backend> backend = gpu::make_backend(options);
     gpu::CacheGeometry geo = backend->cache_geometry();
-    log->info("{} backend ready in {:.1f} s: {} device KV blocks of {} tokens ({} tokens), {} host blocks",
+    log->info("{} backend ready in {:.1f} s: {} device KV blocks of {} tokens ({} tokens, {}), {} host blocks",
               backend->name(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-              geo.num_gpu_blocks, geo.block_size, int64_t(geo.num_gpu_blocks) * geo.block_size, geo.num_cpu_blocks);
+              geo.num_gpu_blocks, geo.block_size, int64_t(geo.num_gpu_blocks) * geo.block_size,
+              options.kv_cache_dtype == gpu::KvCacheDtype::kFp8 ? "fp8 e4m3 K/V" : "K/V in the compute type",
+              geo.num_cpu_blocks);
 
     // Each sequence's whole block table, rebuilt from the deltas plans carry
     // (protocol/block_table_delta.h); the backend gets whole tables, lent for the step (moved,

@@ -13,6 +13,7 @@
 #include "gpu/cpu/model.h"
 #include "gpu/cpu/sampler.h"
 #include "gpu/quant/fp8_online.h"
+#include "gpu/quant/kv_scales.h"
 #include "gpu/sampling_rules.h"
 
 namespace zinfer::gpu::cpu {
@@ -23,7 +24,7 @@ class CpuBackend final : public Backend {
   CpuBackend(const BackendOptions& options, const RankContext& rank)
       : config_(with_quantization(load_model_config(options.model_dir), options)),
         model_(config_, WeightSet(options.model_dir), rank),
-        cache_(make_cache(options, model_.local_config(), rank)),
+        cache_(make_cache(options, config_, model_.local_config(), rank)),
         rng_(rank.group != nullptr ? rank.seed : std::random_device{}()) {
     // 0: OpenMP's default (OMP_NUM_THREADS, else every core), shared by a group's ranks.
     num_threads_ = std::max(1, (options.num_threads > 0 ? options.num_threads : omp_get_max_threads()) / rank.size());
@@ -115,28 +116,33 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // c is the rank's local config (its KV heads); a group agrees on the smallest block count.
-  static KvCache make_cache(const BackendOptions& o, const ModelConfig& c, const RankContext& rank) {
+  // c is the rank's local config (its KV heads); a group agrees on the smallest block count. An
+  // fp8 cache takes a quarter of float32's bytes per block, so the same memory holds four times
+  // the blocks; its scales are the checkpoint's, per layer (`full` reads them by layer index).
+  static KvCache make_cache(const BackendOptions& o, const ModelConfig& full, const ModelConfig& c,
+                            const RankContext& rank) {
     if (o.block_size <= 0) throw std::invalid_argument("block_size must be positive");
+    const bool fp8 = o.kv_cache_dtype == KvCacheDtype::kFp8;
+    const int64_t per_block = KvCache::bytes_per_block(c.num_hidden_layers, o.block_size, c.num_key_value_heads,
+                                                       c.head_dim, fp8 ? 1 : static_cast<int64_t>(sizeof(float)));
     int64_t blocks = o.num_gpu_blocks;
     if (blocks <= 0) {
-      const int64_t per_block =
-          KvCache::bytes_per_block(c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim);
       blocks = o.cpu_kv_cache_bytes / per_block;
       if (blocks <= 0)
         throw std::invalid_argument("cpu_kv_cache_bytes " + std::to_string(o.cpu_kv_cache_bytes) +
                                     " holds no KV block of " + std::to_string(per_block) + " bytes");
     }
-    int64_t host_blocks =
-        o.num_cpu_blocks > 0
-            ? o.num_cpu_blocks
-            : o.swap_space_bytes /
-                  KvCache::bytes_per_block(c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim);
+    int64_t host_blocks = o.num_cpu_blocks > 0 ? o.num_cpu_blocks : o.swap_space_bytes / per_block;
     if (rank.group != nullptr) {
       blocks = rank.group->all_reduce_min(rank.rank, blocks);
       host_blocks = rank.group->all_reduce_min(rank.rank, host_blocks);
     }
-    return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim);
+    if (!fp8)
+      return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim);
+    quant::KvScales scales =
+        quant::read_kv_scales(WeightSet(o.model_dir), full.num_hidden_layers, o.model_dir, rank.rank == 0);
+    return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim, true,
+                   std::move(scales.k), std::move(scales.v));
   }
 
   // Checked before the step so that sampling, which runs in parallel, cannot throw.

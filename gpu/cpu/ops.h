@@ -30,7 +30,9 @@ void silu_mul(const float* gate_up, float* out, int64_t T, int64_t I);
 // x[n] += y[n]
 void add_inplace(float* x, const float* y, size_t n);
 
-// One layer's paged KV cache: K and V each [num_blocks, block_size, num_kv_heads, head_dim].
+// One layer's paged KV cache: K and V each [num_blocks, block_size, num_kv_heads, head_dim], either
+// float32 (k, v) or e4m3fn codes (k8, v8; kv_cache_dtype fp8) that hold x / k_scale and x / v_scale.
+// Exactly one of the two pairs is set.
 struct PagedKvLayer {
   float* k = nullptr;
   float* v = nullptr;
@@ -38,9 +40,14 @@ struct PagedKvLayer {
   int64_t block_size = 16;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
+  uint8_t* k8 = nullptr;
+  uint8_t* v8 = nullptr;
+  float k_scale = 1.0f;
+  float v_scale = 1.0f;
 };
 
-// Stores k/v [T, num_kv_heads, head_dim] at cache slots (slot = block * block_size + offset).
+// Stores k/v [T, num_kv_heads, head_dim] at cache slots (slot = block * block_size + offset); an
+// fp8 cache stores e4m3(k / k_scale) and e4m3(v / v_scale) (round to nearest even, saturating).
 void write_kv(const PagedKvLayer& cache, const float* k, const float* v, const int64_t* slots, int64_t T);
 
 // One sequence's share of the flattened batch for attention: tokens [token_begin, +num_tokens)
@@ -57,7 +64,8 @@ struct AttentionSeq {
 // out[T, num_heads, head_dim] = softmax(q·K^T * scale) · V per sequence, causal: the token at
 // position p sees positions [max(0, p - sliding_window + 1), p] (sliding_window 0 = unlimited).
 // Query heads map to kv heads in groups (GQA): kv head = head / (num_heads / num_kv_heads).
-// The chunk's own K/V must already be written to the cache.
+// The chunk's own K/V must already be written to the cache. An fp8 cache is read as code · scale
+// (float32), then computed with exactly as a float32 cache holding those values.
 void paged_attention(const float* q, const PagedKvLayer& cache, const AttentionSeq* seqs, int64_t num_seqs,
                      int64_t num_heads, float scale, int64_t sliding_window, float* out);
 

@@ -6,12 +6,18 @@
 //
 // Layouts:
 //   q, out:            [num_tokens, num_heads, head_dim] bf16 (token index = row of the step)
-//   k_cache, v_cache:  [num_blocks, block_size, num_kv_heads, head_dim] bf16 (one layer)
+//   k_cache, v_cache:  [num_blocks, block_size, num_kv_heads, head_dim] bf16 (one layer), or with
+//                      kv_cache_dtype fp8 k_cache8, v_cache8 in the same layout, e4m3fn codes read
+//                      as code · k_scale (code · v_scale); every kernel takes both, templated on
+//                      the cache element (each instantiation in its own .cu), and converts e4m3 to
+//                      bf16 (exact) as it loads, the scales folded into the softmax scale and the
+//                      output
 //   block_tables:      int32, each sequence's physical blocks, at seq_block_offset[seq]
 //   query head h reads kv head h / (num_heads / num_kv_heads).
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -22,6 +28,11 @@ struct PagedKv {
   const __nv_bfloat16* q = nullptr;
   const __nv_bfloat16* k_cache = nullptr;
   const __nv_bfloat16* v_cache = nullptr;
+  // An fp8 cache instead of k_cache / v_cache (those then null), with its layer's scales.
+  const __nv_fp8_e4m3* k_cache8 = nullptr;
+  const __nv_fp8_e4m3* v_cache8 = nullptr;
+  float k_scale = 1.f;
+  float v_scale = 1.f;
   __nv_bfloat16* out = nullptr;
   const int32_t* positions = nullptr;         // [num_tokens]
   const int32_t* token_seq = nullptr;         // [num_tokens]: the token's sequence in the step

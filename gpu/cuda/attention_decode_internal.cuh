@@ -12,10 +12,14 @@
 
 namespace zinfer::gpu::cuda {
 
-// Tensor-core decode for head_dim D in {64, 128}, any GQA group (instantiated in
-// attention_decode_mma_d64.cu / _d128.cu).
-template <int D>
+// Tensor-core decode for head_dim D in {64, 128}, any GQA group, over a cache of CacheT (bf16 or
+// __nv_fp8_e4m3; instantiated in attention_decode_mma_d64.cu / _d128.cu and their _fp8 twins).
+template <int D, typename CacheT>
 cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
+// Split-K on CUDA cores, every supported head dim (attention_decode.cu: bf16,
+// attention_decode_fp8.cu: e4m3).
+template <typename CacheT>
+cudaError_t launch_decode_splitk(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
 
 // The splits that hold keys for a token attending num_keys keys: at least 64 keys each. Blocks of
 // the splits past these have nothing to do (end_unused_split).
@@ -102,10 +106,11 @@ __device__ __forceinline__ void merge_splits(const PagedKv& kv, const DecodeWork
     }
     const float lsum = s_lsum[g];
     __nv_bfloat16* out = kv.out + (static_cast<int64_t>(t) * kv.num_heads + h_base + g) * head_dim + d;
-    out[0] = __float2bfloat16(a.x / lsum);
-    out[1] = __float2bfloat16(a.y / lsum);
-    out[2] = __float2bfloat16(a.z / lsum);
-    out[3] = __float2bfloat16(a.w / lsum);
+    // v_scale: an fp8 cache's V scale (1 for bf16, where the product changes nothing).
+    out[0] = __float2bfloat16(a.x / lsum * kv.v_scale);
+    out[1] = __float2bfloat16(a.y / lsum * kv.v_scale);
+    out[2] = __float2bfloat16(a.z / lsum * kv.v_scale);
+    out[3] = __float2bfloat16(a.w / lsum * kv.v_scale);
   }
 }
 

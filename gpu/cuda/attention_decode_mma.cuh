@@ -18,6 +18,12 @@
 //
 // Shared-memory tile: [16 keys][D] bf16, rows of D * 2 bytes whose 16-byte chunks are XOR-swizzled
 // by (row % 8), so the 8 rows an ldmatrix reads fall in 8 different bank groups.
+//
+// An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([16 keys]
+// [D] bytes, 8-byte cp.async per 8 elements, half the bytes of a bf16 stage), and before computing
+// on a tile the warp converts it into one bf16 tile of the layout above (e4m3 -> bf16 is exact),
+// from which the MMAs read as they do for a bf16 cache. Ring plus that tile take the bytes of the
+// bf16 ring, so occupancy is the same. k_scale multiplies the score scale, v_scale the output.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -30,6 +36,7 @@
 #include "gpu/cuda/attention_decode_internal.cuh"
 #include "gpu/cuda/attention_device.cuh"
 #include "gpu/cuda/async_copy.cuh"
+#include "gpu/cuda/kv_cache_element.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
 #include "gpu/cuda/shared_memory_opt_in.cuh"
 
@@ -43,13 +50,17 @@ constexpr int kRows = 8;       // query heads per block: MMA rows 0..7 (rows 8..
 static_assert(kRows <= kMaxMergeRows, "the split merge holds a block's heads in shared memory");
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int D>
+template <int D, typename CacheT>
 struct Shape {
-  static constexpr int kChunks = D / 8;                  // 16-byte chunks per key row
-  static constexpr int kRowBytes = D * 2;
-  static constexpr int kTileBytes = kTileKeys * kRowBytes;  // one K or V tile
-  static constexpr int kStageBytes = 2 * kTileBytes;         // K tile then V tile
-  static constexpr int kWarpBytes = kStages * kStageBytes;
+  static constexpr bool kFp8 = sizeof(CacheT) == 1;
+  static constexpr int kChunks = D / 8;                  // 8-element chunks per key row (16 bytes of bf16)
+  static constexpr int kRowBytes = D * 2;                // a bf16 tile's row
+  static constexpr int kTileBytes = kTileKeys * kRowBytes;  // one bf16 K or V tile
+  static constexpr int kCopyBytes = 8 * sizeof(CacheT);     // one chunk as loaded
+  static constexpr int kLoadedTileBytes = kTileKeys * D * static_cast<int>(sizeof(CacheT));
+  static constexpr int kStageBytes = 2 * kLoadedTileBytes;  // K tile then V tile, as loaded
+  static constexpr int kConvertedBytes = kFp8 ? 2 * kTileBytes : 0;  // fp8: the bf16 K and V tiles
+  static constexpr int kWarpBytes = kStages * kStageBytes + kConvertedBytes;
   static constexpr int kBlockBytes = kWarps * kWarpBytes;
   static constexpr int kChunksPerLane = kTileKeys * kChunks / 32;  // per tile, K and V each
   // The end-of-block merge reuses each warp's ring: o [kRows][D], m [kRows], l [kRows] floats.
@@ -86,12 +97,23 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // Byte offset of 16-byte chunk `chunk` of key row `row` inside a swizzled tile.
 template <int D>
 __device__ __forceinline__ uint32_t tile_offset(int row, int chunk) {
-  return row * Shape<D>::kRowBytes + ((chunk ^ (row & 7)) << 4);
+  return row * D * 2 + ((chunk ^ (row & 7)) << 4);
 }
 
-template <int D>
+// Byte offset of chunk `chunk` of key row `row` in a tile as loaded: swizzled bf16 (the tile the
+// MMAs read), or plain rows of e4m3 codes (converted into a swizzled bf16 tile before use).
+template <int D, typename CacheT>
+__device__ __forceinline__ uint32_t loaded_offset(int row, int chunk) {
+  if constexpr (sizeof(CacheT) == 1) {
+    return row * D + chunk * 8;
+  } else {
+    return tile_offset<D>(row, chunk);
+  }
+}
+
+template <int D, typename CacheT>
 __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, DecodeWork work, int head_groups) {
-  using S = Shape<D>;
+  using S = Shape<D, CacheT>;
   extern __shared__ __align__(128) unsigned char smem[];
   // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
   // idle SMs. Until the wait below the block reads only what the rotary kernel (and the qkv
@@ -130,8 +152,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   const int my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;  // tiles warp, warp+4, ..
 
   const int64_t row_stride = static_cast<int64_t>(kv.num_kv_heads) * D;  // elements per cache row
-  const __nv_bfloat16* k_head = kv.k_cache + static_cast<int64_t>(kvh) * D;
-  const __nv_bfloat16* v_head = kv.v_cache + static_cast<int64_t>(kvh) * D;
+  const CacheT* k_head = k_cache_of<CacheT>(kv) + static_cast<int64_t>(kvh) * D;
+  const CacheT* v_head = v_cache_of<CacheT>(kv) + static_cast<int64_t>(kvh) * D;
   unsigned char* warp_smem = smem + warp * S::kWarpBytes;
   const uint32_t ring = smem_u32(warp_smem);
 
@@ -153,9 +175,14 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       const int r_slot = __shfl_sync(0xffffffffu, slot, r);
       if (r_slot < 0 && !(zero_tail && tile_key + r >= key_end)) continue;
       const int64_t src = r_slot >= 0 ? static_cast<int64_t>(r_slot) * row_stride + ch * 8 : 0;
-      const uint32_t off = tile_offset<D>(r, ch);
-      cp_async16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
-      cp_async16(k_dst + S::kTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
+      const uint32_t off = loaded_offset<D, CacheT>(r, ch);
+      if constexpr (S::kFp8) {
+        cp_async8(k_dst + off, k_head + src, r_slot >= 0 ? 8 : 0);
+        cp_async8(k_dst + S::kLoadedTileBytes + off, v_head + src, r_slot >= 0 ? 8 : 0);
+      } else {
+        cp_async16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
+        cp_async16(k_dst + S::kLoadedTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
+      }
     }
   };
 
@@ -164,7 +191,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
   float m_run = -INFINITY;  // running max of head `row` (log2 units), same in the 4 lanes of a quad
   float l_run = 0.f;        // this lane's part of the running sum (its 4 keys of each tile)
-  const float qk_scale = kv.scale * kLog2e;
+  const float qk_scale = kv.scale * kLog2e * kv.k_scale;  // k_scale: 1 for bf16
 
   // ldmatrix lane addressing: lane / 8 picks the 8x8 matrix, lane % 8 its row.
   const int mat = lane / 8;
@@ -213,7 +240,29 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       cp_async_wait<kStages - 1>();
     }
     __syncwarp();  // every lane's copies of tile i are visible to the whole warp
-    const uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
+    uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
+    if constexpr (S::kFp8) {
+      // The codes of slot i % kStages into the warp's bf16 tiles (the previous tile's reads of
+      // them ended at the __syncwarp after its P·V).
+      const unsigned char* codes = warp_smem + (i % kStages) * S::kStageBytes;
+      const uint32_t converted = ring + kStages * S::kStageBytes;
+#pragma unroll
+      for (int j = 0; j < S::kChunksPerLane; ++j) {
+        const int c = j * 32 + lane;
+        const int r = c / S::kChunks, ch = c % S::kChunks;
+        const uint32_t off = tile_offset<D>(r, ch);
+        const uint4 kb = e4m3x8_to_bf16x8(*reinterpret_cast<const uint2*>(codes + r * D + ch * 8));
+        const uint4 vb = e4m3x8_to_bf16x8(*reinterpret_cast<const uint2*>(codes + S::kLoadedTileBytes + r * D + ch * 8));
+        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};\n" ::"r"(converted + off), "r"(kb.x), "r"(kb.y),
+                     "r"(kb.z), "r"(kb.w)
+                     : "memory");
+        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};\n" ::"r"(converted + S::kTileBytes + off), "r"(vb.x),
+                     "r"(vb.y), "r"(vb.z), "r"(vb.w)
+                     : "memory");
+      }
+      __syncwarp();
+      k_tile = converted;
+    }
     const uint32_t v_tile = k_tile + S::kTileBytes;
 
     float s[2][4] = {};  // scores: head `row`, keys 8 n + 2 quad + {0, 1}
@@ -308,7 +357,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     }
     const int h = h_base + g;
     if (used_splits == 1) {
-      kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * D + d] = __float2bfloat16(a / lsum);
+      kv.out[(static_cast<int64_t>(t) * kv.num_heads + h) * D + d] = __float2bfloat16(a / lsum * kv.v_scale);
     } else {
       const int64_t part = (static_cast<int64_t>(blockIdx.x) * kv.num_heads + h) * num_splits + split;
       work.partial_acc[part * D + d] = a;
@@ -325,12 +374,12 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
 
 }  // namespace decode_mma
 
-template <int D>
+template <int D, typename CacheT>
 cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream) {
-  using S = decode_mma::Shape<D>;
+  using S = decode_mma::Shape<D, CacheT>;
   // More than 48 KB of dynamic shared memory: opted in once per device (shared_memory_opt_in.cuh).
   static std::atomic<uint64_t> opted_in{0};
-  const cudaError_t status = opt_in_shared_memory(decode_mma::decode_mma_kernel<D>, opted_in, [](int* bytes) {
+  const cudaError_t status = opt_in_shared_memory(decode_mma::decode_mma_kernel<D, CacheT>, opted_in, [](int* bytes) {
     *bytes = S::kBlockBytes;
     return cudaSuccess;
   });
@@ -339,7 +388,7 @@ cudaError_t launch_decode_mma(const PagedKv& kv, const DecodeWork& work, cudaStr
   const int head_groups = (group_size + decode_mma::kRows - 1) / decode_mma::kRows;
   const dim3 grid(work.num_tokens, kv.num_kv_heads * head_groups, work.num_splits);
   ProgrammaticLaunch launch(grid, dim3(decode_mma::kWarps * 32), S::kBlockBytes, stream, /*programmatic=*/true);
-  return cudaLaunchKernelEx(&launch.config, decode_mma::decode_mma_kernel<D>, kv, work, head_groups);
+  return cudaLaunchKernelEx(&launch.config, decode_mma::decode_mma_kernel<D, CacheT>, kv, work, head_groups);
 }
 
 }  // namespace zinfer::gpu::cuda

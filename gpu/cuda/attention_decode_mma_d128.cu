@@ -1,6 +1,7 @@
-// Tensor-core decode attention, head_dim 128 (one heavy instantiation per file).
+// Tensor-core decode attention, head_dim 128, bf16 cache (one heavy instantiation per file).
 #include "gpu/cuda/attention_decode_mma.cuh"
 
 namespace zinfer::gpu::cuda {
-template cudaError_t launch_decode_mma<128>(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
+template cudaError_t launch_decode_mma<128, __nv_bfloat16>(const PagedKv& kv, const DecodeWork& work,
+                                                          cudaStream_t stream);
 }  // namespace zinfer::gpu::cuda

@@ -1,6 +1,7 @@
-// Tensor-core decode attention, head_dim 64 (one heavy instantiation per file).
+// Tensor-core decode attention, head_dim 64, bf16 cache (one heavy instantiation per file).
 #include "gpu/cuda/attention_decode_mma.cuh"
 
 namespace zinfer::gpu::cuda {
-template cudaError_t launch_decode_mma<64>(const PagedKv& kv, const DecodeWork& work, cudaStream_t stream);
+template cudaError_t launch_decode_mma<64, __nv_bfloat16>(const PagedKv& kv, const DecodeWork& work,
+                                                          cudaStream_t stream);
 }  // namespace zinfer::gpu::cuda

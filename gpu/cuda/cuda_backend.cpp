@@ -10,6 +10,7 @@
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/nccl_group.h"
 #include "gpu/quant/fp8_online.h"
+#include "gpu/quant/kv_scales.h"
 #include "gpu/rope.h"
 
 namespace zinfer::gpu {
@@ -170,8 +171,10 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
 
   tune_linear_layers();
 
-  // The KV cache takes what is left under gpu_memory_utilization.
-  KvGeometry geo{c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim};
+  // The KV cache takes what is left under gpu_memory_utilization; fp8 blocks are half the bytes of
+  // bf16 ones, so the same memory holds twice the blocks (and the swap pool likewise).
+  const bool fp8_kv = o.kv_cache_dtype == KvCacheDtype::kFp8;
+  KvGeometry geo{c.num_hidden_layers, o.block_size, c.num_key_value_heads, c.head_dim, fp8_kv ? 1 : 2};
   int32_t blocks = o.num_gpu_blocks;
   if (blocks <= 0) {
     size_t free_bytes = 0, total_bytes = 0;
@@ -194,7 +197,15 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
       o.num_cpu_blocks > 0
           ? o.num_cpu_blocks
           : static_cast<int32_t>(o.swap_space_bytes / static_cast<int64_t>(geo.bytes_per_block_all_layers()));
-  kv_ = std::make_unique<KvCache>(geo, blocks, host_blocks);
+  quant::KvScales kv_scales;
+  if (fp8_kv && random_seed != nullptr) {  // random weights: no checkpoint to hold scales
+    kv_scales.k.assign(static_cast<size_t>(c.num_hidden_layers), 1.0f);
+    kv_scales.v = kv_scales.k;
+  } else if (fp8_kv) {
+    kv_scales = quant::read_kv_scales(WeightSet(o.model_dir), model_config_.num_hidden_layers, o.model_dir,
+                                      rank_.rank == 0);
+  }
+  kv_ = std::make_unique<KvCache>(geo, blocks, host_blocks, std::move(kv_scales.k), std::move(kv_scales.v));
 
   StepCapacity cap;
   cap.max_tokens = max_tokens_;
@@ -214,10 +225,11 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   const bool speaks = rank_.rank == 0;  // rank 0 speaks for a group (every figure is per GPU)
   if (speaks) {
     std::fprintf(stderr,
-                 "zinfer cuda: %s on %s x%d; per GPU: weights %.2f GiB, activations %.2f GiB; KV cache %d blocks x %d "
-                 "tokens = %lld tokens (%.2f GiB), swap pool %d blocks\n",
+                 "zinfer cuda: %s on %s x%d; per GPU: weights %.2f GiB, activations %.2f GiB; KV cache (%s) %d blocks x "
+                 "%d tokens = %lld tokens (%.2f GiB), swap pool %d blocks\n",
                  c.architecture_name.c_str(), prop.name, rank_.size(), weights_.bytes() / 1073741824.0,
-                 act_.bytes() / 1073741824.0, blocks, o.block_size, static_cast<long long>(blocks) * o.block_size,
+                 act_.bytes() / 1073741824.0, fp8_kv ? "fp8 e4m3" : "bf16", blocks, o.block_size,
+                 static_cast<long long>(blocks) * o.block_size,
                  blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
   }
   capture_decode_graphs();

@@ -143,6 +143,10 @@ void CudaBackend::Ops::rotary_cache_write(const models::AttentionInputs& in, int
   rp.q_out = b_.act_.q.as<__nv_bfloat16>();
   rp.k_cache = b_.kv_->k(layer);
   rp.v_cache = b_.kv_->v(layer);
+  rp.k_cache8 = b_.kv_->k8(layer);
+  rp.v_cache8 = b_.kv_->v8(layer);
+  rp.k_scale = b_.kv_->k_scale(layer);
+  rp.v_scale = b_.kv_->v_scale(layer);
   rp.num_tokens = T_;
   rp.num_heads = c.num_attention_heads;
   rp.num_kv_heads = c.num_key_value_heads;
@@ -158,6 +162,10 @@ void CudaBackend::Ops::attention(int32_t layer) {
   kv.q = b_.act_.q.as<__nv_bfloat16>();
   kv.k_cache = b_.kv_->k(layer);
   kv.v_cache = b_.kv_->v(layer);
+  kv.k_cache8 = b_.kv_->k8(layer);
+  kv.v_cache8 = b_.kv_->v8(layer);
+  kv.k_scale = b_.kv_->k_scale(layer);
+  kv.v_scale = b_.kv_->v_scale(layer);
   kv.out = b_.act_.attn.as<__nv_bfloat16>();
   kv.positions = meta_ + L.positions;
   kv.token_seq = meta_ + L.token_seq;

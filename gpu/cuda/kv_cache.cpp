@@ -7,22 +7,38 @@
 
 namespace zinfer::gpu::cuda {
 
-KvCache::KvCache(const KvGeometry& g, int32_t device_blocks, int32_t host_blocks)
-    : geo_(g),
+namespace {
+
+const KvGeometry& checked(const KvGeometry& g, size_t k_scales, size_t v_scales) {
+  if (g.element_bytes != 1 && g.element_bytes != 2)
+    throw std::invalid_argument("KV cache element of " + std::to_string(g.element_bytes) + " bytes (1: fp8, 2: bf16)");
+  const size_t want = g.element_bytes == 1 ? static_cast<size_t>(g.num_layers) : 0;
+  if (g.element_bytes == 1 && (k_scales != want || v_scales != want))
+    throw std::invalid_argument("fp8 KV cache of " + std::to_string(g.num_layers) + " layers given " +
+                                std::to_string(k_scales) + " k and " + std::to_string(v_scales) + " v scales");
+  return g;
+}
+
+}  // namespace
+
+KvCache::KvCache(const KvGeometry& g, int32_t device_blocks, int32_t host_blocks, std::vector<float> k_scales,
+                 std::vector<float> v_scales)
+    : geo_(checked(g, k_scales.size(), v_scales.size())),
       device_blocks_(device_blocks),
       host_blocks_(host_blocks),
+      k_scales_(std::move(k_scales)),
+      v_scales_(std::move(v_scales)),
       device_(g.bytes_per_block_all_layers() * static_cast<size_t>(device_blocks + 1), "KV cache"),
       host_(g.bytes_per_block_all_layers() * static_cast<size_t>(host_blocks), "KV swap pool") {}
 
-__nv_bfloat16* KvCache::layer_ptr(int32_t layer, int32_t kv) const {
+void* KvCache::layer_ptr(int32_t layer, int32_t kv) const {
   const size_t run = static_cast<size_t>(device_blocks_ + 1) * geo_.block_bytes();
-  return reinterpret_cast<__nv_bfloat16*>(device_.as<std::byte>() + (static_cast<size_t>(layer) * 2 + kv) * run);
+  return device_.as<std::byte>() + (static_cast<size_t>(layer) * 2 + kv) * run;
 }
 
-const __nv_bfloat16* KvCache::host_block(int32_t layer, int32_t kv, int32_t block) const {
+const std::byte* KvCache::host_block(int32_t layer, int32_t kv, int32_t block) const {
   const size_t run = static_cast<size_t>(host_blocks_) * geo_.block_bytes();
-  return reinterpret_cast<const __nv_bfloat16*>(host_.as<std::byte>() + (static_cast<size_t>(layer) * 2 + kv) * run +
-                                                static_cast<size_t>(block) * geo_.block_bytes());
+  return host_.as<std::byte>() + (static_cast<size_t>(layer) * 2 + kv) * run + static_cast<size_t>(block) * geo_.block_bytes();
 }
 
 void KvCache::check_ids(const char* what, int32_t a, int32_t a_limit, int32_t b, int32_t b_limit) const {

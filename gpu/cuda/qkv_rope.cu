@@ -5,6 +5,12 @@
 namespace zinfer::gpu::cuda {
 namespace {
 
+__device__ __forceinline__ __nv_fp8_e4m3 to_e4m3(float x, float scale) {
+  __nv_fp8_e4m3 c;
+  c.__x = __nv_cvt_float_to_fp8(__fdiv_rn(x, scale), __NV_SATFINITE, __NV_E4M3);
+  return c;
+}
+
 constexpr int kWarps = 4;
 constexpr int kMaxHeadDim = 512;
 
@@ -44,9 +50,12 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) 
     }
     __syncwarp();
     if (is_v) {
-      const int kvh = h - p.num_heads - p.num_kv_heads;
-      __nv_bfloat16* dst = p.v_cache + (slot * p.num_kv_heads + kvh) * D;
-      for (int i = lane; i < D; i += 32) dst[i] = __float2bfloat16(s[i]);
+      const int64_t at = (slot * p.num_kv_heads + (h - p.num_heads - p.num_kv_heads)) * D;
+      if (p.v_cache8 != nullptr) {
+        for (int i = lane; i < D; i += 32) p.v_cache8[at + i] = to_e4m3(s[i], p.v_scale);
+      } else {
+        for (int i = lane; i < D; i += 32) p.v_cache[at + i] = __float2bfloat16(s[i]);
+      }
       __syncwarp();
       continue;
     }
@@ -56,8 +65,11 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) 
       for (int o = 16; o > 0; o >>= 1) sum_sq += __shfl_xor_sync(0xffffffffu, sum_sq, o);
       scale = rsqrtf(sum_sq / static_cast<float>(D) + p.norm_eps);
     }
+    const int64_t k_at = (slot * p.num_kv_heads + (h - p.num_heads)) * D;
+    const bool k_fp8 = !is_q && p.k_cache8 != nullptr;
     __nv_bfloat16* dst = is_q ? p.q_out + (static_cast<int64_t>(t) * p.num_heads + h) * D
-                              : p.k_cache + (slot * p.num_kv_heads + (h - p.num_heads)) * D;
+                        : k_fp8 ? nullptr
+                                : p.k_cache + k_at;
     for (int i = lane; i < half; i += 32) {
       float x1 = s[i] * scale, x2 = s[i + half] * scale;
       if (norm_w != nullptr) {
@@ -65,8 +77,14 @@ __global__ void __launch_bounds__(kWarps * 32) qkv_rope_kernel(QkvRopeParams p) 
         x2 *= norm_w[i + half];
       }
       const float cs = cos_of[i], sn = sin_of[i];
-      dst[i] = __float2bfloat16(x1 * cs - x2 * sn);
-      dst[i + half] = __float2bfloat16(x2 * cs + x1 * sn);
+      const float lo = x1 * cs - x2 * sn, hi = x2 * cs + x1 * sn;
+      if (k_fp8) {
+        p.k_cache8[k_at + i] = to_e4m3(lo, p.k_scale);
+        p.k_cache8[k_at + i + half] = to_e4m3(hi, p.k_scale);
+      } else {
+        dst[i] = __float2bfloat16(lo);
+        dst[i + half] = __float2bfloat16(hi);
+      }
     }
     __syncwarp();
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -21,8 +22,14 @@ struct QkvRopeParams {
   __nv_bfloat16* q_out = nullptr;       // [num_tokens, num_heads, head_dim]
   // One layer's cache, each [num_blocks, block_size, num_kv_heads, head_dim]; a slot is one
   // (block, offset) row of num_kv_heads * head_dim elements.
+  // bf16, or (kv_cache_dtype fp8) e4m3fn codes of x / k_scale and x / v_scale (IEEE division, round
+  // to nearest even, saturating at ±448, as gpu/quant/fp8.h): one pair set, the other null.
   __nv_bfloat16* k_cache = nullptr;
   __nv_bfloat16* v_cache = nullptr;
+  __nv_fp8_e4m3* k_cache8 = nullptr;
+  __nv_fp8_e4m3* v_cache8 = nullptr;
+  float k_scale = 1.f;
+  float v_scale = 1.f;
   int32_t num_tokens = 0;
   int32_t num_heads = 0;
   int32_t num_kv_heads = 0;

@@ -62,6 +62,8 @@ def parse_args(description):
     p.add_argument("--client", default="", help="path of zinfer-client (optional)")
     p.add_argument("--deployment", choices=["serve", "launch"], default="serve",
                    help="serve: actors as threads of one process; launch: one process per actor over ipc://")
+    p.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default="auto",
+                   help="[cache] kv_cache_dtype of every server the test starts (fp8: the same checks on e4m3 blocks)")
     p.add_argument("--timeout", type=int, default=280,
                    help="seconds before the test gives up (below ctest's TIMEOUT, so that it still stops its server)")
     return p.parse_args()
@@ -152,6 +154,8 @@ class Server:
             "tokenizer": {"workers": 1},
             "runtime": {"log_level": log_level},
         }
+        if getattr(args, "kv_cache_dtype", "auto") != "auto":
+            self.sections["cache"]["kv_cache_dtype"] = args.kv_cache_dtype
         for name, extra in (("server", server), ("model", model), ("scheduler", scheduler), ("cache", cache),
                             ("tokenizer", tokenizer)):
             if extra:

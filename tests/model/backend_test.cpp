@@ -46,8 +46,10 @@ std::unique_ptr<Checkpoint> make_checkpoint(Architecture arch, bool bf16 = false
   return ck;
 }
 
-std::unique_ptr<Backend> open_backend(const Checkpoint& ck, int blocks = 64, int host_blocks = 8) {
+std::unique_ptr<Backend> open_backend(const Checkpoint& ck, int blocks = 64, int host_blocks = 8,
+                                      KvCacheDtype kv_cache_dtype = KvCacheDtype::kAuto) {
   BackendOptions o;
+  o.kv_cache_dtype = kv_cache_dtype;
   o.model_dir = ck.dir.str();
   o.num_gpu_blocks = blocks;
   o.num_cpu_blocks = host_blocks;
@@ -268,9 +270,12 @@ std::vector<int32_t> decode(Backend& be, uint64_t id, int start_pos, const std::
 }
 
 // Invariant 24 (docs/architecture.md): KV layout [num_blocks, block_size, num_kv_heads, head_dim] per layer for K and V, same on the host.
-TEST(CpuBackend, SwapOutAndInPreservesTheSequence) {
+// Both with float32 blocks and with fp8 ones ([cache] kv_cache_dtype; a block moves as its bytes).
+class EachKvCacheDtype : public ::testing::TestWithParam<KvCacheDtype> {};
+
+TEST_P(EachKvCacheDtype, SwapOutAndInPreservesTheSequence) {
   auto ck = make_checkpoint(Architecture::kMistral);
-  auto plain = open_backend(*ck), swapped = open_backend(*ck);
+  auto plain = open_backend(*ck, 64, 8, GetParam()), swapped = open_backend(*ck, 64, 8, GetParam());
   const auto prompt = random_tokens(40, ck->config.vocab_size, 9);
   const std::vector<int32_t> table = {4, 1, 6, 2};  // 64 positions
   BatchInput prefill;
@@ -294,9 +299,9 @@ TEST(CpuBackend, SwapOutAndInPreservesTheSequence) {
   EXPECT_EQ(decode(*swapped, 3, 40, {20, 21, 22, 23}, 6), expected);
 }
 
-TEST(CpuBackend, CopyOnWriteForksASequence) {
+TEST_P(EachKvCacheDtype, CopyOnWriteForksASequence) {
   auto ck = make_checkpoint(Architecture::kLlama);
-  auto be = open_backend(*ck);
+  auto be = open_backend(*ck, 64, 8, GetParam());
   const auto prompt = random_tokens(20, ck->config.vocab_size, 11);  // the last block is partly full
   BatchInput prefill;
   prefill.seqs.push_back(chunk(1, prompt, 0, 20, {0, 1}, true));
@@ -316,6 +321,8 @@ TEST(CpuBackend, CopyOnWriteForksASequence) {
   EXPECT_EQ(r[0].token, r[1].token);
   EXPECT_NEAR(r[0].logprob, r[1].logprob, 1e-6);
 }
+
+INSTANTIATE_TEST_SUITE_P(CpuBackend, EachKvCacheDtype, ::testing::Values(KvCacheDtype::kAuto, KvCacheDtype::kFp8));
 
 // Invariant 26 (docs/architecture.md): a failed step fails only its plan's requests.
 TEST(CpuBackend, BadInputsAreErrors) {

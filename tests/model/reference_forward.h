@@ -23,6 +23,10 @@ class ReferenceForward {
   // `weight`. Unset: x · Wᵀ in float64. A quantized scheme sets its own arithmetic (fp8_reference.h).
   std::function<Mat(const std::string& weight, const Mat& x)> linear;
 
+  // What the KV cache gives back for element x of layer `layer`'s K (is_v false) or V (true), after
+  // the rotary embedding. Unset: x itself (a float cache). An FP8 cache: e4m3(x / scale) · scale.
+  std::function<double(int layer, bool is_v, double x)> kv_cache;
+
   // Logits [tokens.size(), vocab] for every position.
   std::vector<std::vector<double>> logits(const std::vector<int32_t>& tokens) {
     const int T = int(tokens.size()), D = c_.head_dim;
@@ -49,6 +53,10 @@ class ReferenceForward {
         }
         rotate(q[t], nH, D, t, inv_freq);
         rotate(k[t], nKV, D, t, inv_freq);
+        if (kv_cache) {
+          for (double& e : k[t]) e = kv_cache(l, false, e);
+          for (double& e : v[t]) e = kv_cache(l, true, e);
+        }
       }
       std::vector<std::vector<double>> att(T, std::vector<double>(size_t(nH) * D, 0.0));
       for (int t = 0; t < T; ++t)

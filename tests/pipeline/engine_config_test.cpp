@@ -274,6 +274,21 @@ TEST(EngineConfig, ValuesInMiBAreBytesInTheBackend) {
   EXPECT_EQ(c.backend.cpu_kv_cache_bytes, 5 << 20);
 }
 
+TEST(EngineConfig, KvCacheDtypeIsACacheKey) {
+  EXPECT_EQ(parse_engine_config("[cache]\nkv_cache_dtype = \"fp8\"\n", "t.toml").backend.kv_cache_dtype,
+            gpu::KvCacheDtype::kFp8);
+  EXPECT_EQ(parse_engine_config("[cache]\nkv_cache_dtype = \"fp8_e4m3\"\n", "t.toml").backend.kv_cache_dtype,
+            gpu::KvCacheDtype::kFp8);
+  EXPECT_EQ(parse_engine_config("", "t.toml").backend.kv_cache_dtype, gpu::KvCacheDtype::kAuto);
+  try {
+    parse_engine_config("[cache]\nkv_cache_dtype = \"fp8_e5m2\"\n", "t.toml");
+    ADD_FAILURE() << "fp8_e5m2 accepted";
+  } catch (const runtime::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.toml:2: key 'cache.kv_cache_dtype'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp8_e5m2"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EngineConfig, DerivedValuesComeFromWhatTheyDeriveFrom) {
   EngineConfig c = parse_engine_config("[model]\npath = \"/models/Llama-3-8B/\"\n[server]\nmax_inflight = 9\n"
                                        "max_body_bytes = 4096\napi_keys = [\"k1\", \"k2\"]\n"

@@ -55,7 +55,7 @@ TEST(ServeFlags, HelpListsVllmsFlags) {
         "--served-model-name", "--dtype", "--block-size", "--enable-prefix-caching", "--no-enable-prefix-caching",
         "--swap-space", "--num-gpu-blocks-override", "--scheduling-policy", "--preemption-mode", "--seed",
         "--max-logprobs", "--chat-template", "--generation-config", "--host", "--port", "--disable-log-requests",
-        "--tensor-parallel-size", "--quantization",
+        "--tensor-parallel-size", "--quantization", "--kv-cache-dtype",
         "--config", "MODEL"}) {
     EXPECT_NE(text.find(flag), std::string::npos) << flag << " is not in --help:\n" << text;
   }
@@ -122,6 +122,27 @@ TEST(ServeFlags, FlagsReachTheSchedulerAndTheCache) {
     EXPECT_NE(std::string(e.what()).find("model.quantization"), std::string::npos) << e.what();
   }
   EXPECT_THROW(serve({"--enable-prefix-caching", "--no-enable-prefix-caching"}), CLI::ParseError);
+}
+
+// vLLM's --kv-cache-dtype: auto, fp8 and its other spelling fp8_e4m3; e5m2 (and anything else) is
+// refused, the error naming the flag, the setting and the value.
+TEST(ServeFlags, KvCacheDtypeTakesVllmsSpellings) {
+  EXPECT_EQ(actors::backend_options(serve({"m"})).kv_cache_dtype, gpu::KvCacheDtype::kAuto);
+  EXPECT_EQ(actors::backend_options(serve({"m", "--kv-cache-dtype", "auto"})).kv_cache_dtype, gpu::KvCacheDtype::kAuto);
+  EXPECT_EQ(actors::backend_options(serve({"m", "--kv-cache-dtype", "fp8"})).kv_cache_dtype, gpu::KvCacheDtype::kFp8);
+  EXPECT_EQ(actors::backend_options(serve({"m", "--kv-cache-dtype", "fp8_e4m3"})).kv_cache_dtype,
+            gpu::KvCacheDtype::kFp8);
+  for (const char* bad : {"fp8_e5m2", "fp8_inc", "bfloat16", "int8"}) {
+    try {
+      serve({"m", "--kv-cache-dtype", bad});
+      ADD_FAILURE() << "--kv-cache-dtype " << bad << " accepted";
+    } catch (const runtime::ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("--kv-cache-dtype"), std::string::npos) << what;
+      EXPECT_NE(what.find("cache.kv_cache_dtype"), std::string::npos) << what;
+      EXPECT_NE(what.find(bad), std::string::npos) << what;
+    }
+  }
 }
 
 TEST(ServeFlags, GatewayFlags) {

@@ -57,6 +57,7 @@ void add_offline_options(CLI::App& cmd, OfflineArgs& a) {
   a.flags.add(cmd, "model.device");
   a.flags.add(cmd, "model.tensor_parallel_size");
   a.flags.add(cmd, "model.quantization");
+  a.flags.add(cmd, "cache.kv_cache_dtype");
   cmd.add_option("--config", a.config, "TOML config for the other settings");
   cmd.add_option("--input-len", a.input_len)->check(CLI::PositiveNumber);
   cmd.add_option("--output-len", a.output_len)->check(CLI::PositiveNumber);

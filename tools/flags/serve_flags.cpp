@@ -35,6 +35,7 @@ void ServeFlags::add(CLI::App& cmd) {
   flags_.add(cmd, "cache.block_size", "--block-size");
   flags_.add(cmd, "cache.gpu_memory_utilization", "--gpu-memory-utilization");
   flags_.add(cmd, "cache.num_gpu_blocks", "--num-gpu-blocks-override");
+  flags_.add(cmd, "cache.kv_cache_dtype", "--kv-cache-dtype");
   flags_.add_scaled(cmd, "cache.swap_space_mb", "--swap-space", 1024, "GiB");
   flags_.add_switch(cmd, "cache.enable_prefix_caching", "--enable-prefix-caching", "--no-enable-prefix-caching");
   flags_.add(cmd, "tokenizer.chat_template", "--chat-template");

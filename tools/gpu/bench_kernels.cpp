@@ -1,5 +1,6 @@
 // Ceilings and the attention kernels alone, Llama-3-8B head shapes (32 query heads, 8 KV heads,
-// head_dim 128), random bf16 data in a paged cache with shuffled blocks.
+// head_dim 128), random bf16 data in a paged cache with shuffled blocks, or ("_fp8") the same
+// values as e4m3 codes (kv_cache_dtype fp8; bandwidth counts the bytes read, one per element).
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -9,6 +10,7 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/device_ceilings.h"
 #include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/fp8_kernels.h"
 #include "gpu/cuda/random_fill.h"
 #include "tools/gpu/bench_common.h"
 
@@ -32,8 +34,19 @@ struct PagedSetup {
   PagedKv kv;
 };
 
+// The bf16 cache `cache` as e4m3 codes (scale 1: N(0, 1) values are in range).
+DeviceBuffer to_fp8(const DeviceBuffer& cache, size_t elems, int row) {
+  DeviceBuffer codes(elems), scales(elems / row * 4);
+  check_cuda(launch_fp8_quantize(cache.as<__nv_bfloat16>(), static_cast<int32_t>(elems / row), row, row, 1.0f,
+                                 codes.as<__nv_fp8_e4m3>(), scales.as<float>(), nullptr),
+             "fp8 cache");
+  check_cuda(cudaDeviceSynchronize(), "sync");
+  return codes;
+}
+
 // seqs sequences of ctx keys each; the queries are the last q_len positions of each sequence.
-void make_setup(PagedSetup& s, int seqs, int ctx, int q_len) {
+// fp8: the cache holds e4m3 codes (k_scale = v_scale = 1).
+void make_setup(PagedSetup& s, int seqs, int ctx, int q_len, bool fp8 = false) {
   const int blocks_per_seq = (ctx + s.bs - 1) / s.bs;
   const int num_blocks = seqs * blocks_per_seq;
   const size_t kv_elems = size_t(num_blocks) * s.bs * s.Hkv * s.D;
@@ -77,12 +90,20 @@ void make_setup(PagedSetup& s, int seqs, int ctx, int q_len) {
   s.kv.head_dim = s.D;
   s.kv.block_size = s.bs;
   s.kv.scale = 0.088388f;
+  if (fp8) {
+    s.k = to_fp8(s.k, kv_elems, s.Hkv * s.D);
+    s.v = to_fp8(s.v, kv_elems, s.Hkv * s.D);
+    s.kv.k_cache = s.kv.v_cache = nullptr;
+    s.kv.k_cache8 = s.k.as<__nv_fp8_e4m3>();
+    s.kv.v_cache8 = s.v.as<__nv_fp8_e4m3>();
+  }
 }
 
-// Decode attention alone: one query per sequence at position ctx - 1. GB/s = K + V bytes read.
-void bench_decode(const Ceilings& c, int batch, int ctx, int splits) {
+// Decode attention alone: one query per sequence at position ctx - 1. GB/s = K + V bytes read
+// (2 per element, 1 with an fp8 cache).
+void bench_decode(const Ceilings& c, int batch, int ctx, int splits, bool fp8 = false) {
   PagedSetup s;
-  make_setup(s, batch, ctx, 1);
+  make_setup(s, batch, ctx, 1, fp8);
   std::vector<int32_t> tokens(batch);
   std::iota(tokens.begin(), tokens.end(), 0);
   DeviceBuffer d_tokens(tokens.size() * 4);
@@ -93,10 +114,10 @@ void bench_decode(const Ceilings& c, int batch, int ctx, int splits) {
   DecodeWork work{d_tokens.as<int32_t>(), batch, splits, acc.as<float>(), ml.as<float>(), counters.as<uint32_t>(),
                   /*keys_before_query_cached=*/true};
   const double ms = time_ms([&] { check_cuda(launch_decode_attention(s.kv, work, nullptr), "decode"); }, 5, 50);
-  const double bytes = double(batch) * ctx * s.Hkv * s.D * 2 * 2;
+  const double bytes = double(batch) * ctx * s.Hkv * s.D * 2 * (fp8 ? 1 : 2);
   const double gbps = bytes / (ms * 1e-3) / 1e9;
   const std::string name = "decode_attention_b" + std::to_string(batch) + "_ctx" + std::to_string(ctx) + "_splits" +
-                           std::to_string(splits);
+                           std::to_string(splits) + (fp8 ? "_fp8" : "");
   report(name, gbps, "GB/s", c.copy_gbps, gbps / c.copy_gbps);
   report(name + "_us", ms * 1e3, "us", 0, 0);
 }
@@ -106,13 +127,16 @@ void bench_decode(const Ceilings& c, int batch, int ctx, int splits) {
 void bench_attention(const Ceilings& c) {
   // decode: batch 64 at context 2,048 for 1..8 splits; batch 1 at short contexts with the 32 splits
   // the backend asks for there (the kernel uses one per 64 keys); batch 256 at 512 with 1 split.
+  // The same over an fp8 cache at batch 64, context 2,048 (the FP8 KV bar: >= 0.80 of copy bandwidth
+  // in bytes read).
   for (int splits : {1, 2, 4, 8}) bench_decode(c, 64, 2048, splits);
+  for (int splits : {1, 2, 4, 8}) bench_decode(c, 64, 2048, splits, /*fp8=*/true);
   for (int ctx : {128, 512, 1024}) bench_decode(c, 1, ctx, 32);
   bench_decode(c, 256, 512, 1);
-  {  // prefill: one 4096-token sequence, causal
+  for (const bool fp8 : {false, true}) {  // prefill: one 4096-token sequence, causal
     const int T = 4096;
     PagedSetup s;
-    make_setup(s, 1, T, T);
+    make_setup(s, 1, T, T, fp8);
     std::vector<int32_t> tiles;
     for (int q0 = 0; q0 < T; q0 += kPrefillTileQueries) tiles.insert(tiles.end(), {q0, std::min(kPrefillTileQueries, T - q0), 0});
     DeviceBuffer d_tiles(tiles.size() * 4);
@@ -126,8 +150,8 @@ void bench_attention(const Ceilings& c) {
         check_cuda(launch(s.kv, d_tiles.as<int32_t>(), num_tiles, nullptr), "prefill");
       }, 3, 20);
       const double tflops = flops / (ms * 1e-3) / 1e12;
-      report(std::string("prefill_attention_4096_causal_d128") + suffix, tflops, "TFLOP/s", c.gemm_tflops,
-             tflops / c.gemm_tflops);
+      report(std::string("prefill_attention_4096_causal_d128") + suffix + (fp8 ? "_fp8" : ""), tflops, "TFLOP/s",
+             c.gemm_tflops, tflops / c.gemm_tflops);
     }
   }
 }

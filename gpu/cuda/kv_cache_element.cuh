@@ -1,0 +1,81 @@
+// The K/V cache element types the attention kernels are instantiated for (.cu only): bf16, and
+// e4m3fn codes (kv_cache_dtype fp8). An e4m3 value converts to bf16 exactly (3 mantissa bits into
+// 7, every exponent in range), so a kernel that reads fp8 converts while it loads and computes
+// as it does on bf16; the layer's k_scale multiplies the softmax scale and v_scale the output.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "gpu/cuda/attention.h"
+
+namespace zinfer::gpu::cuda {
+
+template <typename CacheT>
+__device__ __forceinline__ const CacheT* k_cache_of(const PagedKv& kv);
+template <typename CacheT>
+__device__ __forceinline__ const CacheT* v_cache_of(const PagedKv& kv);
+template <>
+__device__ __forceinline__ const __nv_bfloat16* k_cache_of<__nv_bfloat16>(const PagedKv& kv) { return kv.k_cache; }
+template <>
+__device__ __forceinline__ const __nv_bfloat16* v_cache_of<__nv_bfloat16>(const PagedKv& kv) { return kv.v_cache; }
+template <>
+__device__ __forceinline__ const __nv_fp8_e4m3* k_cache_of<__nv_fp8_e4m3>(const PagedKv& kv) { return kv.k_cache8; }
+template <>
+__device__ __forceinline__ const __nv_fp8_e4m3* v_cache_of<__nv_fp8_e4m3>(const PagedKv& kv) { return kv.v_cache8; }
+
+// Two e4m3 codes (low byte first) as a bf16 pair, exactly: e4m3 -> f16x2 is one instruction on
+// sm_89+, f16 -> f32 -> bf16 loses nothing for these values.
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint16_t codes) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(codes), __NV_E4M3);
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
+  const __nv_bfloat162 b = __floats2bfloat162_rn(f.x, f.y);
+  return *reinterpret_cast<const uint32_t*>(&b);
+}
+
+// Eight codes (8 bytes) as eight bf16 (16 bytes), in order.
+__device__ __forceinline__ uint4 e4m3x8_to_bf16x8(uint2 codes) {
+  uint4 out;
+  out.x = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.x & 0xffffu));
+  out.y = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.x >> 16));
+  out.z = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.y & 0xffffu));
+  out.w = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.y >> 16));
+  return out;
+}
+
+// Eight consecutive elements of a cache row as bf16 (16 bytes): a bf16 row is read as is, an fp8
+// row's 8 bytes converted.
+template <typename CacheT>
+__device__ __forceinline__ uint4 load8_as_bf16(const CacheT* p);
+template <>
+__device__ __forceinline__ uint4 load8_as_bf16<__nv_bfloat16>(const __nv_bfloat16* p) {
+  return *reinterpret_cast<const uint4*>(p);
+}
+template <>
+__device__ __forceinline__ uint4 load8_as_bf16<__nv_fp8_e4m3>(const __nv_fp8_e4m3* p) {
+  return e4m3x8_to_bf16x8(*reinterpret_cast<const uint2*>(p));
+}
+
+// Eight elements of a cache row held as loaded (16 bytes of bf16, 8 of e4m3), so that a kernel
+// issues its loads before it converts any of them.
+template <typename CacheT>
+struct Row8;
+template <>
+struct Row8<__nv_bfloat16> {
+  uint4 raw;
+  __device__ __forceinline__ void load(const __nv_bfloat16* p) { raw = *reinterpret_cast<const uint4*>(p); }
+  __device__ __forceinline__ void zero() { raw = make_uint4(0, 0, 0, 0); }
+  __device__ __forceinline__ uint4 bf16x8() const { return raw; }
+};
+template <>
+struct Row8<__nv_fp8_e4m3> {
+  uint2 raw;
+  __device__ __forceinline__ void load(const __nv_fp8_e4m3* p) { raw = *reinterpret_cast<const uint2*>(p); }
+  __device__ __forceinline__ void zero() { raw = make_uint2(0, 0); }
+  __device__ __forceinline__ uint4 bf16x8() const { return e4m3x8_to_bf16x8(raw); }
+};
+
+}  // namespace zinfer::gpu::cuda
