@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fp8_case_check.h"
 #include "gpu/cpu/fp8_matrix.h"
 #include "gpu/model_config.h"
 #include "gpu/quant/checkpoint_reader.h"
@@ -30,23 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 const fs::path kCases = fs::path(ZINFER_SOURCE_DIR) / "tests/data/models/ct_fp8_cases";
-
-template <class T>
-std::vector<T> values_of(const TensorView& t) {
-  std::vector<T> v(t.nbytes / sizeof(T));
-  std::memcpy(v.data(), t.data, t.nbytes);
-  return v;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // The case's layer as a weight store reads it: the checkpoint reader's FP8 form of each part,
 // stacked (one part unless the case lists several).
@@ -83,24 +67,7 @@ TEST(CtFp8Layer, EveryCaseIsTheFormatsWeightAndProduct) {
     EXPECT_EQ(w.group, name == "block_dynamic" ? 128 : K);
     EXPECT_EQ(w.activation, ws.has(name + ".input_scale") || name == "fused" ? ActivationScheme::kStatic
                                                                               : ActivationScheme::kDynamic);
-    const std::vector<float> dense = w.to_dense(), want = values_of<float>(ws.get(name + ".reference"));
-    ASSERT_EQ(dense.size(), want.size());
-    size_t differing = 0;
-    for (size_t i = 0; i < want.size(); ++i) differing += dense[i] != want[i];
-    EXPECT_EQ(differing, 0u);
-
-    const std::vector<float> x = values_of<float>(ws.get(name + ".x"));
-    const std::vector<double> y = values_of<double>(ws.get(name + ".y"));
-    const int64_t M = int64_t(x.size()) / K;
-    std::vector<float> got(size_t(M * N));
-    cpu::Fp8Matrix(w).apply(x.data(), nullptr, got.data(), M);
-    double worst = 0, scale = 0;
-    for (size_t i = 0; i < y.size(); ++i) {
-      worst = std::max(worst, std::abs(got[i] - y[i]));
-      scale = std::max(scale, std::abs(y[i]));
-    }
-    EXPECT_LT(worst, 2e-6 * scale) << "largest |y| " << scale;
-    for (int64_t n = 0; n < N; ++n) EXPECT_EQ(got[size_t(2 * N + n)], 0.0f);  // the zero row
+    expect_matches_case(ws, name, w);
   }
 }
 

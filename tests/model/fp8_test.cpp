@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fp8_reference.h"
+#include "fp8_case_check.h"
 #include "gpu/cpu/fp8_matrix.h"
 #include "gpu/model_config.h"
 #include "gpu/quant/fp8.h"
@@ -28,23 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 const fs::path kCases = fs::path(ZINFER_SOURCE_DIR) / "tests/data/models/fp8_cases";
-
-template <class T>
-std::vector<T> values_of(const TensorView& t) {
-  std::vector<T> v(t.nbytes / sizeof(T));
-  std::memcpy(v.data(), t.data, t.nbytes);
-  return v;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Fp8E4m3, EveryCodeDecodesToItsValue) {
   const WeightSet ws(kCases.string());
@@ -106,24 +90,7 @@ TEST(Fp8Layer, EveryCaseIsTheFormatsWeightAndProduct) {
     ASSERT_EQ(config.method, Method::kFp8);
     const int64_t N = c["out_features"], K = c["in_features"];
     const Fp8Weight w = read_fp8_layer(ws, config, name + ".", {N, K});
-    const std::vector<float> dense = w.to_dense(), want = values_of<float>(ws.get(name + ".reference"));
-    ASSERT_EQ(dense.size(), want.size());
-    size_t differing = 0;
-    for (size_t i = 0; i < want.size(); ++i) differing += dense[i] != want[i];
-    EXPECT_EQ(differing, 0u);
-
-    const std::vector<float> x = values_of<float>(ws.get(name + ".x"));
-    const std::vector<double> y = values_of<double>(ws.get(name + ".y"));
-    const int64_t M = int64_t(x.size()) / K;
-    std::vector<float> got(size_t(M * N));
-    cpu::Fp8Matrix(w).apply(x.data(), nullptr, got.data(), M);
-    double worst = 0, scale = 0;
-    for (size_t i = 0; i < y.size(); ++i) {
-      worst = std::max(worst, std::abs(got[i] - y[i]));
-      scale = std::max(scale, std::abs(y[i]));
-    }
-    EXPECT_LT(worst, 2e-6 * scale) << "largest |y| " << scale;
-    for (int64_t n = 0; n < N; ++n) EXPECT_EQ(got[size_t(2 * N + n)], 0.0f);  // the zero row
+    expect_matches_case(ws, name, w);
   }
 }
 
