@@ -33,6 +33,13 @@ DType parse_dtype(const std::string& s, const std::string& where) {
   throw SafetensorsError(where + ": unsupported dtype '" + s + "'");
 }
 
+struct Range {
+  uint64_t begin, end;
+  std::string name;
+};
+
+}  // namespace
+
 std::string shape_string(const std::vector<int64_t>& shape) {
   std::ostringstream out;
   out << '[';
@@ -40,13 +47,6 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   out << ']';
   return out.str();
 }
-
-struct Range {
-  uint64_t begin, end;
-  std::string name;
-};
-
-}  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -25,6 +25,8 @@ enum class DType { kF32, kF16, kBF16, kI32, kI8, kU8, kF8E4M3, kF8E5M2, kI64, kF
 
 const char* dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
+// "[4096, 128]": a shape as error messages write it.
+std::string shape_string(const std::vector<int64_t>& shape);
 
 struct TensorView {
   std::string name;

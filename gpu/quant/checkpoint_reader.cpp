@@ -26,12 +26,6 @@ constexpr Layout kCtLayout{"weight_packed", "weight_zero_point", "weight_scale",
 
 const Layout& layout_of(Method m) { return m == Method::kCompressedTensors ? kCtLayout : kGptqLayout; }
 
-std::string shape_string(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 // Embeddings and the LM head: never an fp8 layer.
 bool is_vocabulary_layer(const std::string& module) {
   return module == "lm_head" || ends_with(module, "embed_tokens");

@@ -3,21 +3,10 @@
 #include <cstring>
 
 #include "gpu/quant/fp8_checkpoint.h"
+#include "gpu/quant/packed.h"
 
 namespace zinfer::gpu::quant {
 namespace {
-
-std::string shape_string(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-[[noreturn]] void refuse(const TensorView& t, const std::string& why) {
-  throw SafetensorsError("tensor " + t.name + " in " + t.file + ": " + why);
-}
-
-bool is_scalar(const std::vector<int64_t>& s) { return s.empty() || s == std::vector<int64_t>{1}; }
 
 // A symmetric scheme's zero point: every entry 0 (+0 or -0 of an e4m3 or float dtype, 0 of an int8).
 void require_zero(const TensorView& z, const std::string& group) {
@@ -39,9 +28,9 @@ void require_zero(const TensorView& z, const std::string& group) {
       break;
     }
     default:
-      refuse(z, std::string("dtype ") + dtype_name(z.dtype) + " for a zero point (F8_E4M3, I8, F32, BF16, F16)");
+      tensor_error(z, std::string("dtype ") + dtype_name(z.dtype) + " for a zero point (F8_E4M3, I8, F32, BF16, F16)");
   }
-  if (!zero) refuse(z, "is not zero, but config_groups." + group + " is symmetric (FP8 scales have no zero point)");
+  if (!zero) tensor_error(z, "is not zero, but config_groups." + group + " is symmetric (FP8 scales have no zero point)");
 }
 
 }  // namespace
@@ -51,10 +40,10 @@ Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::st
   const std::string scheme = "config_groups." + g.name + " in " + origin;
   const TensorView& w = ws.get(prefix + "weight");
   if (w.dtype == DType::kF8E5M2)
-    refuse(w, "float8_e5m2 weights are not supported (float-quantized 8-bit floats are float8_e4m3fn)");
+    tensor_error(w, "float8_e5m2 weights are not supported (float-quantized 8-bit floats are float8_e4m3fn)");
   if (w.dtype != DType::kF8E4M3)
-    refuse(w, std::string("dtype ") + dtype_name(w.dtype) + " in a float-quantized layer (F8_E4M3)");
-  if (w.shape != shape) refuse(w, "shape " + shape_string(w.shape) + ", expected " + shape_string(shape));
+    tensor_error(w, std::string("dtype ") + dtype_name(w.dtype) + " in a float-quantized layer (F8_E4M3)");
+  if (w.shape != shape) tensor_error(w, "shape " + shape_string(w.shape) + ", expected " + shape_string(shape));
   const int64_t N = shape[0], K = shape[1];
   Fp8Weight out;
   out.rows = N;
@@ -64,27 +53,27 @@ Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::st
   out.activation = g.activation;
 
   if (ws.has(prefix + "weight_scale_inv"))
-    refuse(ws.get(prefix + "weight_scale_inv"), "compressed-tensors names every weight scale weight_scale (" + scheme + ")");
-  if (!ws.has(prefix + "weight_scale")) refuse(w, "its " + prefix + "weight_scale is missing from the checkpoint");
+    tensor_error(ws.get(prefix + "weight_scale_inv"), "compressed-tensors names every weight scale weight_scale (" + scheme + ")");
+  if (!ws.has(prefix + "weight_scale")) tensor_error(w, "its " + prefix + "weight_scale is missing from the checkpoint");
   const TensorView& s = ws.get(prefix + "weight_scale");
   const std::vector<float> v = fp8_scale_values(s);
   if (g.block_n > 0) {
     const int64_t bn = g.block_n, bk = g.block_k, NB = (N + bn - 1) / bn, KB = (K + bk - 1) / bk;
     if (s.shape != std::vector<int64_t>{NB, KB})
-      refuse(s, "shape " + shape_string(s.shape) + ", expected " + shape_string({NB, KB}) + " (blocks of " +
+      tensor_error(s, "shape " + shape_string(s.shape) + ", expected " + shape_string({NB, KB}) + " (blocks of " +
                     std::to_string(bn) + " x " + std::to_string(bk) + " over " + shape_string(shape) + ", " + scheme + ")");
     out.group = bk;
     out.scale.resize(static_cast<size_t>(N * KB));
     for (int64_t n = 0; n < N; ++n)
       for (int64_t b = 0; b < KB; ++b) out.scale[static_cast<size_t>(n * KB + b)] = v[static_cast<size_t>((n / bn) * KB + b)];
   } else if (g.per_tensor) {
-    if (!is_scalar(s.shape))
-      refuse(s, "shape " + shape_string(s.shape) + ", expected [] or [1] (strategy 'tensor', " + scheme + ")");
+    if (!per_tensor_shape(s.shape))
+      tensor_error(s, "shape " + shape_string(s.shape) + ", expected [] or [1] (strategy 'tensor', " + scheme + ")");
     out.group = K;
     out.scale.assign(static_cast<size_t>(N), v[0]);
   } else {
     if (s.shape != std::vector<int64_t>{N, 1} && s.shape != std::vector<int64_t>{N})
-      refuse(s, "shape " + shape_string(s.shape) + ", expected [" + std::to_string(N) + ", 1] (strategy 'channel', " +
+      tensor_error(s, "shape " + shape_string(s.shape) + ", expected [" + std::to_string(N) + ", 1] (strategy 'channel', " +
                     scheme + ")");
     out.group = K;
     out.scale = v;
@@ -92,13 +81,13 @@ Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::st
 
   const bool has_input = ws.has(prefix + "input_scale");
   if (g.activation == ActivationScheme::kStatic) {
-    if (!has_input) refuse(w, "its " + prefix + "input_scale is missing (static input_activations, " + scheme + ")");
+    if (!has_input) tensor_error(w, "its " + prefix + "input_scale is missing (static input_activations, " + scheme + ")");
     const TensorView& in = ws.get(prefix + "input_scale");
-    if (!is_scalar(in.shape)) refuse(in, "shape " + shape_string(in.shape) + ", expected [] or [1] (strategy 'tensor')");
+    if (!per_tensor_shape(in.shape)) tensor_error(in, "shape " + shape_string(in.shape) + ", expected [] or [1] (strategy 'tensor')");
     out.input_scale = fp8_scale_values(in)[0];
-    if (!(out.input_scale > 0)) refuse(in, "is zero; a static input scale divides the activations");
+    if (!(out.input_scale > 0)) tensor_error(in, "is zero; a static input scale divides the activations");
   } else if (has_input) {
-    refuse(ws.get(prefix + "input_scale"), "a static input scale, but the input_activations of " + scheme +
+    tensor_error(ws.get(prefix + "input_scale"), "a static input scale, but the input_activations of " + scheme +
                                                " are dynamic");
   }
   for (const char* role : kCtFp8ZeroRoles)

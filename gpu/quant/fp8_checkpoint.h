@@ -26,6 +26,9 @@ namespace zinfer::gpu::quant {
 Fp8Weight read_fp8_layer(const WeightSet& checkpoint, const QuantConfig& config, const std::string& prefix,
                          const std::vector<int64_t>& shape);
 
+// A per-tensor scale's shape: [] or [1].
+bool per_tensor_shape(const std::vector<int64_t>& shape);
+
 // A scale tensor's values in float32 (F32, BF16 or F16 widened exactly), each finite and not
 // negative; a SafetensorsError naming the tensor and its file otherwise.
 std::vector<float> fp8_scale_values(const TensorView& t);
