@@ -1,29 +1,17 @@
 #include "gpu/quant/ct_fp8_scheme.h"
 
-#include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "gpu/model_config.h"
+#include "gpu/quant/config_json.h"
 
 namespace zinfer::gpu::quant {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw ModelConfigError(origin + ": quantization_config." + what);
-}
-
-const json* field(const json& q, const char* key) {
-  auto it = q.find(key);
-  return it == q.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
-}
+using config_json::fail;
+using config_json::field;
+using config_json::lower;
 
 // The QuantizationArgs as the library validates them, each key typed, the strategy inferred from
 // group_size when absent (none: tensor, -1: channel, positive: group).

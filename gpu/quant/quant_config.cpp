@@ -9,21 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/model_config.h"
+#include "gpu/quant/config_json.h"
 #include "gpu/quant/ct_fp8_scheme.h"
 
 namespace zinfer::gpu::quant {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& origin, const std::string& what) {
-  throw ModelConfigError(origin + ": quantization_config." + what);
-}
-
-const json* field(const json& q, const char* key) {
-  auto it = q.find(key);
-  return it == q.end() || it->is_null() ? nullptr : &*it;
-}
+using config_json::fail;
+using config_json::field;
+using config_json::lower;
 
 int32_t int_field(const json& q, const char* key, int32_t fallback, const std::string& origin) {
   const json* v = field(q, key);
@@ -44,11 +39,6 @@ std::string string_field(const json& q, const char* key, const std::string& fall
   if (!v) return fallback;
   if (!v->is_string()) fail(origin, std::string(key) + " is not a string");
   return v->get<std::string>();
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
 }
 
 // Keys that record how a checkpoint was made or which kernel a library should pick; the tensors
