@@ -5,42 +5,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// One block per (row, group): the group's amax by a block reduction, then its codes.
-__global__ void fp8_quantize_kernel(const __nv_bfloat16* __restrict__ x, int32_t K, int32_t group, int32_t groups,
-                                    float static_scale, __nv_fp8_e4m3* __restrict__ x_q, __half* __restrict__ x_f16,
-                                    float* __restrict__ s_x) {
-  const int32_t m = blockIdx.x / groups, g = blockIdx.x % groups;
-  const int32_t k0 = g * group, k1 = min(K, k0 + group);
-  const __nv_bfloat16* row = x + static_cast<size_t>(m) * K;
-  __shared__ float partial[kThreads / 32];
-  __shared__ float scale;
-  if (static_scale > 0.f) {
-    if (threadIdx.x == 0) scale = static_scale;
-  } else {
-    float a = 0.f;
-    for (int32_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) a = fmaxf(a, fabsf(__bfloat162float(row[k])));
-    for (int off = 16; off > 0; off >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, off));
-    if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = a;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      float amax = 0.f;
-      for (int w = 0; w < kThreads / 32; ++w) amax = fmaxf(amax, partial[w]);
-      scale = fmaxf(amax, 1e-10f) / 448.f;
-    }
-  }
-  __syncthreads();
-  const float s = scale;
-  if (threadIdx.x == 0) s_x[static_cast<size_t>(m) * groups + g] = s;
-  for (int32_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-    // IEEE division (no fast-math here), as the CPU reference divides; the conversion rounds to
-    // nearest even and saturates to ±448 (NaN stays NaN).
-    const float v = __fdiv_rn(__bfloat162float(row[k]), s);
-    const __nv_fp8_storage_t code = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
-    if (x_q != nullptr) x_q[static_cast<size_t>(m) * K + k].__x = code;
-    if (x_f16 != nullptr) x_f16[static_cast<size_t>(m) * K + k] = __half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3));
-  }
-}
-
 __device__ float block_reduce(float v, float* scratch, bool max) {
   for (int off = 16; off > 0; off >>= 1) {
     const float o = __shfl_xor_sync(0xffffffffu, v, off);
@@ -52,6 +16,37 @@ __device__ float block_reduce(float v, float* scratch, bool max) {
   for (int w = 0; w < kThreads / 32; ++w) r = max ? fmaxf(r, scratch[w]) : r + scratch[w];
   __syncthreads();  // scratch is reused by the next reduction
   return r;
+}
+
+// A dynamic scale from the group's amax (fp8.h).
+__device__ float dynamic_scale(float amax) { return fmaxf(amax, 1e-10f) / 448.f; }
+
+// x's code at `at`, into x_q and/or x_f16. IEEE division (no fast-math here), as the CPU reference
+// divides; the conversion rounds to nearest even and saturates to ±448 (NaN stays NaN).
+__device__ void write_code(float x, float s, size_t at, __nv_fp8_e4m3* x_q, __half* x_f16) {
+  const __nv_fp8_storage_t code = __nv_cvt_float_to_fp8(__fdiv_rn(x, s), __NV_SATFINITE, __NV_E4M3);
+  if (x_q != nullptr) x_q[at].__x = code;
+  if (x_f16 != nullptr) x_f16[at] = __half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3));
+}
+
+// One block per (row, group): the group's amax by a block reduction, then its codes.
+__global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const __nv_bfloat16* __restrict__ x, int32_t K,
+                                                                int32_t group, int32_t groups, float static_scale,
+                                                                __nv_fp8_e4m3* __restrict__ x_q,
+                                                                __half* __restrict__ x_f16, float* __restrict__ s_x) {
+  __shared__ float scratch[kThreads / 32];
+  const int32_t m = blockIdx.x / groups, g = blockIdx.x % groups;
+  const int32_t k0 = g * group, k1 = min(K, k0 + group);
+  const __nv_bfloat16* row = x + static_cast<size_t>(m) * K;
+  float s = static_scale;
+  if (!(static_scale > 0.f)) {
+    float a = 0.f;
+    for (int32_t k = k0 + threadIdx.x; k < k1; k += kThreads) a = fmaxf(a, fabsf(__bfloat162float(row[k])));
+    s = dynamic_scale(block_reduce(a, scratch, true));
+  }
+  if (threadIdx.x == 0) s_x[static_cast<size_t>(m) * groups + g] = s;
+  for (int32_t k = k0 + threadIdx.x; k < k1; k += kThreads)
+    write_code(__bfloat162float(row[k]), s, static_cast<size_t>(m) * K + k, x_q, x_f16);
 }
 
 // One block per row: the row's RMS, then its bf16 normed values (as rmsnorm.cu rounds them), their
@@ -74,15 +69,12 @@ __global__ void __launch_bounds__(kThreads) fp8_norm_quantize_kernel(const float
     float a = 0.f;
     for (int32_t k = threadIdx.x; k < K; k += kThreads)
       a = fmaxf(a, fabsf(__bfloat162float(__float2bfloat16(row[k] * inv_rms * weight[k]))));
-    s = fmaxf(block_reduce(a, scratch, true), 1e-10f) / 448.f;
+    s = dynamic_scale(block_reduce(a, scratch, true));
   }
   if (threadIdx.x == 0) s_x[m] = s;
-  for (int32_t k = threadIdx.x; k < K; k += kThreads) {
-    const float v = __fdiv_rn(__bfloat162float(__float2bfloat16(row[k] * inv_rms * weight[k])), s);
-    const __nv_fp8_storage_t code = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
-    if (x_q != nullptr) x_q[static_cast<size_t>(m) * K + k].__x = code;
-    if (x_f16 != nullptr) x_f16[static_cast<size_t>(m) * K + k] = __half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3));
-  }
+  for (int32_t k = threadIdx.x; k < K; k += kThreads)
+    write_code(__bfloat162float(__float2bfloat16(row[k] * inv_rms * weight[k])), s, static_cast<size_t>(m) * K + k,
+               x_q, x_f16);
 }
 
 }  // namespace
