@@ -51,7 +51,6 @@ void Fp8Layers::add(int32_t id, const quant::Fp8Weight& w) {
   l.group = static_cast<int32_t>(w.group);
   l.groups = static_cast<int32_t>(w.groups());
   l.static_scale = w.activation == quant::ActivationScheme::kStatic ? w.input_scale : 0.f;
-  l.mma = fp8_mma_supports(l.rows, l.cols, l.group);
   l.q = DeviceBuffer(w.q.size(), "fp8 weights");
   l.scale = DeviceBuffer(w.scale.size() * sizeof(float), "fp8 weight scales");
   check_cuda(cudaMemcpy(l.q.get(), w.q.data(), w.q.size(), cudaMemcpyHostToDevice), "upload of fp8 weights");
@@ -70,7 +69,7 @@ void Fp8Layers::prepare(int64_t max_rows) {
     max_k = std::max<int64_t>(max_k, l.cols);
     max_groups = std::max<int64_t>(max_groups, l.groups);
     if (lt_eligible(l)) max_n = std::max<int64_t>(max_n, l.rows);
-    if (!l.mma) continue;
+    if (!fp8_mma_supports(l.rows, l.cols, l.group)) continue;
     counters = std::max(counters, fp8_mma_counters(l.rows));
     for (int32_t m = 1; m <= mma_rows; m = m < 8 ? 8 : 2 * m) {  // one row count per instantiation
       const int32_t rows = std::min(m, mma_rows);

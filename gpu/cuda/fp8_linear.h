@@ -64,7 +64,6 @@ class Fp8Layers {
     DeviceBuffer scale;  // [N, groups] float32
     int32_t rows = 0, cols = 0, group = 0, groups = 0;
     float static_scale = 0;  // 0: dynamic
-    bool mma = false;        // the shape fp8_mma.h's kernel takes
   };
   struct Plan {
     cublasLtMatmulDesc_t op = nullptr;

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace zinfer::gpu::cuda {
@@ -40,6 +41,24 @@ inline int multiprocessor_count() {
     return n;
   }();
   return count;
+}
+
+// Blocks of kWarps warps (16 outputs each) over n outputs.
+inline int32_t output_blocks(int32_t n, int32_t warps) { return (n / 16 + warps - 1) / warps; }
+
+// Splits of `steps` input steps for one wave: as many as the SMs hold blocks (`resident` per SM)
+// beside the outputs' `blocks`, so that no block waits for a second wave and HBM sees every SM
+// streaming; rounded so that every split but the last has the same number of steps.
+inline int32_t one_wave_splits(int32_t blocks, int32_t steps, int resident) {
+  const int32_t capacity = resident * multiprocessor_count();
+  const int32_t splits = std::clamp(capacity / std::max(blocks, 1), 1, std::max(steps, 1));
+  const int32_t per = (steps + splits - 1) / splits;
+  return (steps + per - 1) / per;
+}
+
+// Floats of the partial sums a launch of m rows over n outputs in `splits` splits writes.
+inline size_t split_partial_floats(int32_t m, int32_t n, int32_t splits) {
+  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * mma_fragments(m) * 4 * 32 : 0;
 }
 
 // Partials [split][ntile][MF·4][32 lanes]: each lane writes and reads back its own values.

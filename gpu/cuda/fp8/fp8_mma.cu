@@ -24,22 +24,12 @@ bool fp8_mma_supports(int32_t n, int32_t k, int32_t group) {
 }
 
 int32_t fp8_mma_splits(int32_t m, int32_t n, int32_t k) {
-  const int32_t blocks = static_cast<int32_t>(fp8_mma_counters(n));
-  const int32_t steps = k / 64;
-  // One wave: as many splits as the SMs hold blocks beside the outputs' blocks.
-  const int32_t capacity = instance(m).resident() * multiprocessor_count();
-  int32_t splits = std::clamp(capacity / std::max(blocks, 1), 1, std::max(steps, 1));
-  const int32_t per = (steps + splits - 1) / splits;
-  return (steps + per - 1) / per;
+  return one_wave_splits(static_cast<int32_t>(fp8_mma_counters(n)), k / 64, instance(m).resident());
 }
 
-size_t fp8_mma_workspace_floats(int32_t m, int32_t n, int32_t splits) {
-  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * mma_fragments(m) * 4 * 32 : 0;
-}
+size_t fp8_mma_workspace_floats(int32_t m, int32_t n, int32_t splits) { return split_partial_floats(m, n, splits); }
 
-size_t fp8_mma_counters(int32_t n) {
-  return static_cast<size_t>((n / 16 + fp8_detail::kWarps - 1) / fp8_detail::kWarps);
-}
+size_t fp8_mma_counters(int32_t n) { return static_cast<size_t>(output_blocks(n, fp8_detail::kWarps)); }
 
 cudaError_t launch_fp8_mma(const Fp8MmaArgs& a, cudaStream_t stream) {
   if (a.m < 1 || a.m > kFp8MmaMaxRows || !fp8_mma_supports(a.n, a.k, a.group) || a.w == nullptr ||

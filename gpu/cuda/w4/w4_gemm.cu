@@ -56,24 +56,12 @@ __global__ void w4_permute_kernel(const __nv_bfloat16* x, const int32_t* perm, _
 }  // namespace
 
 int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k) {
-  const int32_t blocks = (n / 16 + w4_detail::kWarps - 1) / w4_detail::kWarps;
-  const int32_t steps = k / 64;
-  // One wave: as many splits as the SMs hold blocks beside the outputs' blocks, so that no block
-  // waits for a second wave and HBM sees every SM streaming.
-  const int32_t capacity = instance(m).resident() * multiprocessor_count();
-  int32_t splits = std::max(1, capacity / blocks);
-  splits = std::min(splits, steps);
-  const int32_t per = (steps + splits - 1) / splits;
-  return (steps + per - 1) / per;
+  return one_wave_splits(static_cast<int32_t>(w4_gemm_counters(n)), k / 64, instance(m).resident());
 }
 
-size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits) {
-  return splits > 1 ? static_cast<size_t>(splits) * (n / 16) * mma_fragments(m) * 4 * 32 : 0;
-}
+size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits) { return split_partial_floats(m, n, splits); }
 
-size_t w4_gemm_counters(int32_t n) {
-  return static_cast<size_t>((n / 16 + w4_detail::kWarps - 1) / w4_detail::kWarps);
-}
+size_t w4_gemm_counters(int32_t n) { return static_cast<size_t>(output_blocks(n, w4_detail::kWarps)); }
 
 cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   const W4Weight& w = a.w;
