@@ -60,20 +60,6 @@ struct DeviceFp8Problem {
   DeviceArray<__nv_fp8_e4m3> k8, v8;
 };
 
-struct SplitWorkspace {
-  SplitWorkspace(const Problem& p, int splits)
-      : splits(splits),
-        acc(static_cast<size_t>(p.T) * p.Hq * splits * p.D),
-        ml(static_cast<size_t>(p.T) * p.Hq * splits * 2),
-        counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * p.Hq, 0)) {}
-  DecodeWork work(const int32_t* tokens, int num_tokens) {
-    return DecodeWork{tokens, num_tokens, splits, acc.get(), ml.get(), counters.get()};
-  }
-  int splits;
-  DeviceArray<float> acc, ml;
-  DeviceArray<uint32_t> counters;
-};
-
 const std::vector<SeqSpec> kBatch = {{0, 97}, {54, 17}, {130, 1}, {16, 64}, {7, 1}, {200, 129}};
 
 // The problems are only a test of the fp8 path if rounding K/V to e4m3 changes the answer by more

@@ -19,21 +19,6 @@ namespace {
 
 const std::vector<SeqSpec> kBatch = {{0, 97}, {54, 17}, {130, 1}, {16, 64}, {7, 1}, {200, 129}};
 
-// A split-K launch's workspace for problem p: the partials and the zeroed split counters.
-struct SplitWorkspace {
-  SplitWorkspace(const Problem& p, int splits)
-      : splits(splits),
-        acc(static_cast<size_t>(p.T) * p.Hq * splits * p.D),
-        ml(static_cast<size_t>(p.T) * p.Hq * splits * 2),
-        counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * p.Hq, 0)) {}
-  DecodeWork work(const int32_t* tokens, int num_tokens) {
-    return DecodeWork{tokens, num_tokens, splits, acc.get(), ml.get(), counters.get()};
-  }
-  int splits;
-  DeviceArray<float> acc, ml;
-  DeviceArray<uint32_t> counters;
-};
-
 TEST(CudaPrefillAttention, MatchesFloat64OnVarlenBatchWithPrefixes) {
   ZINFER_REQUIRE_CUDA();
   for (const auto& [Hq, Hkv, D] : {std::tuple{8, 2, 128}, std::tuple{6, 6, 64}, std::tuple{12, 3, 128}}) {

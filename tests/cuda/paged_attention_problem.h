@@ -135,4 +135,19 @@ struct DeviceProblem {
   PagedKv kv;
 };
 
+// A split-K launch's workspace for problem p: the partials and the zeroed split counters.
+struct SplitWorkspace {
+  SplitWorkspace(const Problem& p, int splits)
+      : splits(splits),
+        acc(static_cast<size_t>(p.T) * p.Hq * splits * p.D),
+        ml(static_cast<size_t>(p.T) * p.Hq * splits * 2),
+        counters(std::vector<uint32_t>(static_cast<size_t>(p.T) * p.Hq, 0)) {}
+  DecodeWork work(const int32_t* tokens, int num_tokens) {
+    return DecodeWork{tokens, num_tokens, splits, acc.get(), ml.get(), counters.get()};
+  }
+  int splits;
+  DeviceArray<float> acc, ml;
+  DeviceArray<uint32_t> counters;
+};
+
 }  // namespace zinfer::gpu::cuda::test
