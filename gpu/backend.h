@@ -98,6 +98,10 @@ struct BackendOptions {
   // [model] tensor parallelism: the model split over this many ranks (CPU: threads; CUDA: one
   // GPU each, devices 0..N-1), gpu/tensor_parallel_backend.h.
   int32_t tensor_parallel_size = 1;
+  // CUDA, tensor_parallel_size > 1: decode steps all-reduce the residual through the residual
+  // exchange fused into the GEMVs (gpu/cuda/residual_exchange.h) rather than NCCL's all-reduce
+  // kernels. Not a setting: tests and benchmarks turn it off to compare the two.
+  bool tensor_parallel_exchange = true;
   // [model] auto | fp8 | none: the checkpoint's quantization_config, online FP8 of a dense
   // checkpoint, or dense only (gpu/quant/fp8_online.h).
   std::string quantization = "auto";

@@ -68,6 +68,9 @@ struct RankContext {
   uint64_t seed = 0;          // the group's seed for unseeded sampling: every rank draws alike
   int32_t device = 0;         // CUDA: the rank's device
   void* nccl_comm = nullptr;  // CUDA: the rank's NCCL communicator (ncclComm_t)
+  // CUDA: the group's abort flag, host memory mapped into every device (nonzero once the group
+  // aborted): kernels that wait for their peers poll it (gpu/cuda/residual_exchange.h).
+  const volatile uint32_t* abort_flag = nullptr;
   int32_t size() const { return group == nullptr ? 1 : group->size(); }
   models::TensorParallel parallel() const { return {rank, size()}; }
 };

@@ -8,6 +8,7 @@
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/gemv.h"
 #include "gpu/cuda/nccl_group.h"
 #include "gpu/quant/fp8_online.h"
 #include "gpu/quant/kv_scales.h"
@@ -125,6 +126,13 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   // A group's ranks all-reduce the residual in place: NCCL's symmetric window makes that fast.
   act_.residual = rank_.group != nullptr ? nccl_symmetric_buffer(rank_.nccl_comm, T * H * 4, "residual stream")
                                          : DeviceBuffer(T * H * 4, "residual stream");
+  // Decode steps of up to kGemvMaxRows tokens can all-reduce it through the exchange instead
+  // (collective like the window above: every rank takes the same branch).
+  if (rank_.group != nullptr && o.tensor_parallel_exchange && rank_.abort_flag != nullptr &&
+      ResidualExchange::possible(rank_.nccl_comm, rank_.size())) {
+    exchange_ = std::make_unique<ResidualExchange>(rank_.nccl_comm, rank_.rank, rank_.size(), kGemvMaxRows * H,
+                                                   rank_.abort_flag);
+  }
   act_.normed = DeviceBuffer(T * H * bf, "normed activations");
   act_.qkv = DeviceBuffer(T * (Hq + 2 * Hkv) * D * bf, "qkv activations");
   act_.q = DeviceBuffer(T * Hq * D * bf, "rotated queries");
@@ -231,6 +239,12 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
                  act_.bytes() / 1073741824.0, fp8_kv ? "fp8 e4m3" : "bf16", blocks, o.block_size,
                  static_cast<long long>(blocks) * o.block_size,
                  blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
+    if (rank_.group != nullptr) {
+      std::fprintf(stderr, "zinfer cuda: tensor parallel %d over NCCL; decode steps all-reduce the residual %s\n",
+                   rank_.size(),
+                   exchange_ != nullptr ? "through the residual exchange (NCCL window, fused into the GEMVs)"
+                                        : "with NCCL's all-reduce");
+    }
   }
   capture_decode_graphs();
   if (speaks) {
@@ -402,7 +416,9 @@ std::vector<float> CudaBackend::forward_logits(const SequenceInput& seq) {
   auto* results = act_.results.as<int32_t>();
   int32_t* bad_ids = results + static_cast<size_t>(logit_rows_) * (2 + 2 * kMaxTopLogprobs);
   check_cuda(cudaMemsetAsync(bad_ids, 0, 4, compute_), "cudaMemsetAsync");
-  run_layers(st);
+  make_room_for_exchanges();
+  const int32_t exchanges = run_layers(st);
+  if (exchange_ != nullptr) exchange_->count(exchanges);
   std::vector<float> logits;
   run_head(st, &logits);
   check_cuda(cudaMemcpy(results_host_.as<void>(), act_.results.get(), act_.results.bytes(), cudaMemcpyDeviceToHost),

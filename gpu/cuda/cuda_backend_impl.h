@@ -14,6 +14,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/residual_exchange.h"
 #include "gpu/models/tensor_parallel.h"
 #include "gpu/rank_group.h"
 #include "gpu/cuda/gemm.h"
@@ -71,7 +72,10 @@ class CudaBackend final : public Backend {
   class Ops;  // cuda_ops.cpp
 
   // cuda_forward.cpp
-  void run_layers(const PackedStep& step);                   // embedding through the last layer
+  // Embedding through the last layer; returns the residual exchanges it launched.
+  int32_t run_layers(const PackedStep& step);
+  // Before a step: clears the residual exchange (with the group) when its count says so.
+  void make_room_for_exchanges();
   void run_layers_maybe_graph(const PackedStep& step);
   // Logits of the step's sampled rows into act_.logits (step), or of every row into `all_rows`
   // ([num_tokens, vocab], forward_logits).
@@ -117,6 +121,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<models::ModelDefinition> model_;
   std::unique_ptr<KvCache> kv_;
   Activations act_;
+  // Tensor parallel: decode steps' residual all-reduce (null: NCCL's all-reduce throughout).
+  std::unique_ptr<ResidualExchange> exchange_;
   std::unique_ptr<StepLayout> layout_;  // sized for the largest step: the buffers' size
   std::map<int32_t, StepLayout> bucket_layouts_;
   PinnedBuffer meta_host_;
@@ -127,6 +133,7 @@ class CudaBackend final : public Backend {
   // CUDA graphs of run_layers for decode-only steps, by padded token count, all captured by
   // warm_up().
   std::map<int32_t, cudaGraphExec_t> graphs_;
+  std::map<int32_t, int32_t> graph_exchanges_;  // residual exchanges each graph runs
 };
 
 }  // namespace zinfer::gpu::cuda

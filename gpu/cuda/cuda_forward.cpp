@@ -51,9 +51,20 @@ int32_t CudaBackend::graph_bucket(int32_t n) const {
   return std::min(bucket, most);
 }
 
-void CudaBackend::run_layers(const PackedStep& st) {
+int32_t CudaBackend::run_layers(const PackedStep& st) {
   Ops ops(*this, st);
   model_->layers(ops);
+  return ops.exchanges();
+}
+
+void CudaBackend::make_room_for_exchanges() {
+  if (exchange_ == nullptr || !exchange_->needs_reset()) return;
+  // Every rank reaches this before the same step (they count the same exchanges). The ranks'
+  // pushes write into each other's staging areas: none may run a step while one clears its own.
+  check_cuda(cudaStreamSynchronize(compute_), "residual exchange reset");
+  rank_.group->all_reduce_min(rank_.rank, 0);
+  exchange_->reset();
+  rank_.group->all_reduce_min(rank_.rank, 0);
 }
 
 void CudaBackend::run_head(const PackedStep& st, std::vector<float>* all_rows) {
@@ -64,11 +75,14 @@ void CudaBackend::run_head(const PackedStep& st, std::vector<float>* all_rows) {
 void CudaBackend::run_layers_maybe_graph(const PackedStep& st) {
   // Every bucket's graph was captured at start-up (warm_up); a step without one runs eagerly.
   auto it = st.decode_only ? graphs_.find(st.padded_tokens) : graphs_.end();
+  make_room_for_exchanges();
   if (it == graphs_.end() || graph_bucket(st.num_tokens) != st.padded_tokens) {
-    run_layers(st);
+    const int32_t exchanges = run_layers(st);
+    if (exchange_ != nullptr) exchange_->count(exchanges);
     return;
   }
   check_cuda(cudaGraphLaunch(it->second, compute_), "cudaGraphLaunch");
+  if (exchange_ != nullptr) exchange_->count(graph_exchanges_.at(st.padded_tokens));
 }
 
 namespace {
@@ -157,11 +171,12 @@ void CudaBackend::capture_decode_graphs() {
       if (graph_bucket(bucket) != bucket) continue;
       PackedStep st = upload_step({}, bucket);
       st.decode_only = true;
-      run_layers(st);
+      const int32_t exchanges = run_layers(st);
+      if (exchange_ != nullptr) exchange_->count(exchanges);
       cudaGraph_t graph = nullptr;
       check_cuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
       try {
-        run_layers(st);
+        graph_exchanges_[bucket] = run_layers(st);
       } catch (...) {
         cudaStreamEndCapture(compute_, &graph);
         if (graph != nullptr) cudaGraphDestroy(graph);

@@ -15,8 +15,10 @@
 // At 1-2 rows that is 6 kernels per layer instead of 9 with the same roundings; from 3 rows on
 // cuBLASLt's tensor cores win (zinfer-cuda-bench gemv).
 // A tensor-parallel rank (gpu/models/tensor_parallel.h) runs the same ops on its slices, with
-// NCCL all-reduces of the residual after the embedding and each linear_residual and an
-// all-gather of the logits, all on the compute stream (so the decode graphs capture them).
+// all-reduces of the residual after the embedding and each linear_residual and an all-gather of
+// the logits, all on the compute stream (so the decode graphs capture them): NCCL's, but for the
+// linear_residual layers the fused GEMV takes, which all-reduce through the residual exchange
+// (residual_exchange.h) in their own epilogue.
 #pragma once
 
 #include <vector>
@@ -38,6 +40,8 @@ class CudaBackend::Ops final : public models::ForwardOps {
   void rotary_cache_write(const models::AttentionInputs& in, int32_t layer) override;
   void attention(int32_t layer) override;
   void linear_residual(models::Buffer in, models::Linear w, models::Vector bias) override;
+  // GEMVs launched with the residual exchange so far (the backend counts them, residual_exchange.h).
+  int32_t exchanges() const { return exchanges_; }
   void logits(models::Vector norm, models::Linear head) override;
 
  private:
@@ -45,6 +49,7 @@ class CudaBackend::Ops final : public models::ForwardOps {
   void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
   void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
   bool gemv_takes(models::Linear w) const;
+  bool exchanges(models::Linear w, models::Vector bias, size_t elems) const;
   // An int4 layer (w4_gemm.h): into y (bf16), or added into the float32 residual; rows up to
   // kW4GemmMaxRows on the W4A16 kernel, more through W dequantized and cuBLASLt.
   void w4_linear(models::Linear w, const __nv_bfloat16* x, int32_t rows, __nv_bfloat16* y, float* residual);
@@ -62,6 +67,7 @@ class CudaBackend::Ops final : public models::ForwardOps {
   float eps_;
   bool fused_;     // the GEMV layers (gemv.h) rather than cuBLASLt's
   int32_t splits_; // decode attention splits
+  int32_t exchanges_ = 0;
 };
 
 }  // namespace zinfer::gpu::cuda

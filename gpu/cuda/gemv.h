@@ -21,6 +21,9 @@
 //   kSiluMul:       act[i, j] = bf16(silu(bf16(y[i, j])) * bf16(y[i, n/2 + j])), act: [m, n/2]
 //                   bf16 (the gate_up projection, gate rows [0, n/2), up rows [n/2, n); one warp
 //                   computes both rows of a pair)
+//   kExchange:      residual_out[i, j] += the sum over the ranks of a tensor-parallel group of
+//                   their y[i, j] (row-parallel o and down), each element sent to every rank
+//                   as its warp finishes it and summed at the block's end (residual_exchange.h)
 // Every bf16 rounding is where the unfused kernels (rmsnorm.cu, silu_mul.cu) put it, with the
 // same float32 expressions, so fusing does not move parity.
 #pragma once
@@ -30,10 +33,12 @@
 
 #include <cstdint>
 
+#include "gpu/cuda/residual_exchange.h"
+
 namespace zinfer::gpu::cuda {
 
 enum class GemvInput { kBf16, kRmsNorm };
-enum class GemvOutput { kBf16, kAddToResidual, kSiluMul };
+enum class GemvOutput { kBf16, kAddToResidual, kSiluMul, kExchange };
 // How W is streamed: 16-byte loads into registers, or bulk copies into a shared-memory ring per
 // warp. kAuto takes gemv_auto_streaming's choice; the other two force one kernel (tests and
 // benchmarks compare them). Both give the same bits.
@@ -49,6 +54,7 @@ struct GemvArgs {
   const __nv_bfloat16* w = nullptr;        // [n, k] bf16
   __nv_bfloat16* y_bf16 = nullptr;         // kBf16: [m, n]; kSiluMul: [m, n / 2]
   float* residual_out = nullptr;           // kAddToResidual: [m, n] float32
+  const ExchangeView* exchange = nullptr;  // kExchange: the rank's exchange ([m, n] fits a slot)
   int32_t m = 0, n = 0, k = 0;
   GemvStreaming streaming = GemvStreaming::kAuto;
 };
@@ -76,6 +82,20 @@ inline GemvArgs residual_gemv_args(const __nv_bfloat16* x, const __nv_bfloat16* 
   g.output = GemvOutput::kAddToResidual;
   g.x = x;
   g.w = w;
+  g.residual_out = residual;
+  g.m = m, g.n = n, g.k = k;
+  return g;
+}
+
+// and residual[m, n] += the group's x[m, k] · w^T, each rank's x and w its slices of a
+// row-parallel layer, through the rank's residual exchange.
+inline GemvArgs exchange_gemv_args(const __nv_bfloat16* x, const __nv_bfloat16* w, const ExchangeView& exchange,
+                                   float* residual, int32_t m, int32_t n, int32_t k) {
+  GemvArgs g;
+  g.output = GemvOutput::kExchange;
+  g.x = x;
+  g.w = w;
+  g.exchange = &exchange;
   g.residual_out = residual;
   g.m = m, g.n = n, g.k = k;
   return g;

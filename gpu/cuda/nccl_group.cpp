@@ -10,6 +10,7 @@
 #include "gpu/cuda/cuda_backend.h"
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/residual_exchange.h"
 #include "gpu/tensor_parallel_backend.h"
 
 #if ZINFER_HAVE_NCCL
@@ -56,8 +57,12 @@ class NcclHooks final : public RankGroupHooks {
     for (ncclComm_t c : comms_)
       if (c != nullptr) ncclCommDestroy(c);
   }
-  void prepare(RankContext& rank) override { rank.nccl_comm = comms_[rank.rank]; }
+  void prepare(RankContext& rank) override {
+    rank.nccl_comm = comms_[rank.rank];
+    rank.abort_flag = abort_flag_.device();
+  }
   void abort() override {
+    abort_flag_.raise();  // first: ranks spinning in a residual exchange stop waiting for a peer
     for (ncclComm_t& c : comms_) {
       if (c == nullptr) continue;
       {
@@ -71,6 +76,7 @@ class NcclHooks final : public RankGroupHooks {
 
  private:
   std::vector<ncclComm_t> comms_;
+  ExchangeAbortFlag abort_flag_;
 };
 
 }  // namespace
@@ -83,7 +89,7 @@ void nccl_all_gather(void* comm, const float* in, float* out, size_t n, cudaStre
   check_nccl(ncclAllGather(in, out, n, ncclFloat32, static_cast<ncclComm_t>(comm), stream), "all-gather");
 }
 
-DeviceBuffer nccl_symmetric_buffer(void* comm, size_t bytes, const char* what) {
+DeviceBuffer nccl_symmetric_buffer(void* comm, size_t bytes, const char* what, void** window_out) {
   void* ptr = nullptr;
   const ncclResult_t alloc = ncclMemAlloc(&ptr, bytes);
   if (alloc != ncclSuccess) {
@@ -97,6 +103,7 @@ DeviceBuffer nccl_symmetric_buffer(void* comm, size_t bytes, const char* what) {
     ncclMemFree(ptr);
     throw std::runtime_error(std::string("NCCL window registration of ") + what + ": " + ncclGetErrorString(reg));
   }
+  if (window_out != nullptr) *window_out = window;
   return DeviceBuffer::adopt(ptr, bytes, [comm, window](void* p) {
     if (!comm_aborted(comm)) ncclCommWindowDeregister(static_cast<ncclComm_t>(comm), window);
     ncclMemFree(p);
@@ -124,7 +131,7 @@ std::unique_ptr<Backend> make_cuda_tensor_parallel_backend(const BackendOptions&
 #else
 
 namespace cuda {
-DeviceBuffer nccl_symmetric_buffer(void*, size_t, const char*) {
+DeviceBuffer nccl_symmetric_buffer(void*, size_t, const char*, void**) {
   throw std::runtime_error("this build has no NCCL: tensor parallelism on CUDA is unavailable");
 }
 void nccl_all_reduce_sum(void*, float*, size_t, cudaStream_t) {

@@ -23,7 +23,7 @@ void nccl_all_gather(void* comm, const float* in, float* out, size_t n, cudaStre
 // calls this at the same point with the same size: the registration is collective). All-reduces
 // in place on such a buffer run NCCL's symmetric-memory kernels, whose latency on small messages
 // (a decode step's residual: a few KB per token) is a fraction of the ring's; the decode step
-// runs two per layer.
-DeviceBuffer nccl_symmetric_buffer(void* comm, size_t bytes, const char* what);
+// runs two per layer. `window`, if given, receives the window (ncclWindow_t) for NCCL's device API.
+DeviceBuffer nccl_symmetric_buffer(void* comm, size_t bytes, const char* what, void** window = nullptr);
 
 }  // namespace zinfer::gpu::cuda

@@ -23,7 +23,7 @@ int device_count() {
   return n;
 }
 
-BackendOptions options_for(const std::string& name, int tp) {
+BackendOptions options_for(const std::string& name, int tp, bool exchange = true) {
   BackendOptions o;
   o.model_dir = (fs::path(ZINFER_SOURCE_DIR) / "tests/data/models" / name).string();
   o.device = "cuda";
@@ -33,6 +33,7 @@ BackendOptions options_for(const std::string& name, int tp) {
   o.max_model_len = 256;
   o.swap_space_bytes = 0;
   o.tensor_parallel_size = tp;
+  o.tensor_parallel_exchange = exchange;
   o.tuning_cache = "off";
   return o;
 }
@@ -43,8 +44,8 @@ struct TpRun {
   std::vector<float> logprobs;
 };
 
-TpRun run_model(const std::string& name, int tp) {
-  auto backend = make_backend(options_for(name, tp));
+TpRun run_model(const std::string& name, int tp, bool exchange = true) {
+  auto backend = make_backend(options_for(name, tp, exchange));
   const int V = backend->config().vocab_size;
   std::vector<int32_t> prompt(37);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 131 + 7) % V);
@@ -101,6 +102,24 @@ TEST_P(CudaTensorParallel, MatchesOneGpu) {
       break;
     }
     EXPECT_NEAR(one.logprobs[i], group.logprobs[i], 2e-2) << "step " << i;
+  }
+}
+
+// The decode graphs' all-reduce through the residual exchange (residual_exchange.h) against
+// NCCL's: at TP 2 both compute (residual + P_0) + P_1, so what differs is only what differs
+// between two backends (each tunes its own cuBLASLt algorithms at start-up: the last bits of the
+// prefill); at TP 4 NCCL may also sum in another order.
+TEST_P(CudaTensorParallel, ResidualExchangeMatchesNccl) {
+  ZINFER_REQUIRE_CUDA();
+  const auto& [name, tp] = GetParam();
+  if (device_count() < tp) GTEST_SKIP() << "needs " << tp << " CUDA devices, found " << device_count();
+  const TpRun nccl = run_model(name, tp, false), exchange = run_model(name, tp, true);
+  for (size_t i = 0; i < nccl.tokens.size(); ++i) {
+    if (nccl.tokens[i] != exchange.tokens[i]) {
+      EXPECT_NEAR(nccl.logprobs[i], exchange.logprobs[i], 2e-4) << "step " << i << " flipped far from a tie";
+      break;
+    }
+    EXPECT_NEAR(nccl.logprobs[i], exchange.logprobs[i], 2e-4) << "step " << i;
   }
 }
 

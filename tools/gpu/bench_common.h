@@ -15,14 +15,21 @@
 namespace zinfer::gpu::cuda::bench {
 
 // Median time in milliseconds of fn() over `reps` runs after `warmup` runs, measured with events.
-inline double time_ms(const std::function<void()>& fn, int warmup, int reps, cudaStream_t stream = nullptr) {
-  for (int i = 0; i < warmup; ++i) fn();
+// before_each (if any) runs on the host before every run: the ranks of a tensor-parallel bench
+// meet there, so that each run's time is the group's.
+inline double time_ms(const std::function<void()>& fn, int warmup, int reps, cudaStream_t stream = nullptr,
+                      const std::function<void()>& before_each = {}) {
+  for (int i = 0; i < warmup; ++i) {
+    if (before_each) before_each();
+    fn();
+  }
   check_cuda(cudaStreamSynchronize(stream), "bench warmup");
   std::vector<double> times;
   cudaEvent_t a, b;
   check_cuda(cudaEventCreate(&a), "event");
   check_cuda(cudaEventCreate(&b), "event");
   for (int i = 0; i < reps; ++i) {
+    if (before_each) before_each();
     check_cuda(cudaEventRecord(a, stream), "event");
     fn();
     check_cuda(cudaEventRecord(b, stream), "event");
@@ -39,7 +46,8 @@ inline double time_ms(const std::function<void()>& fn, int warmup, int reps, cud
 
 // Milliseconds per launch of enqueue(i) for i in [0, copies), replayed as one graph (copies of
 // the weights that no launch finds in L2, as in a model whose every layer has its own).
-inline double graph_ms_per_launch(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
+inline double graph_ms_per_launch(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream,
+                                  const std::function<void()>& before_each = {}) {
   cudaGraph_t graph = nullptr;
   check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   for (int i = 0; i < copies; ++i) enqueue(i);
@@ -47,13 +55,15 @@ inline double graph_ms_per_launch(const std::function<void(int)>& enqueue, int c
   cudaGraphExec_t exec = nullptr;
   check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
   cudaGraphDestroy(graph);
-  const double ms = time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 3, 20, stream);
+  const double ms =
+      time_ms([&] { check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 3, 20, stream, before_each);
   cudaGraphExecDestroy(exec);
   return ms / copies;
 }
 
-inline double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream) {
-  return graph_ms_per_launch(enqueue, copies, stream) * 1e3;
+inline double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream,
+                       const std::function<void()>& before_each = {}) {
+  return graph_ms_per_launch(enqueue, copies, stream, before_each) * 1e3;
 }
 
 inline void report(const std::string& name, double value, const std::string& unit, double ceiling, double ratio) {
@@ -73,8 +83,11 @@ void bench_gemv(const Ceilings& c);
 void bench_w4(const Ceilings& c);
 // FP8 W8A8 layers (per-channel and block-wise) against bf16 cuBLASLt, same shapes (bench_fp8.cpp).
 void bench_fp8(const Ceilings& c);
+// A row-parallel GEMV and its all-reduce at TP = tp: NCCL against the residual exchange (bench_exchange.cpp).
+void bench_exchange(const Ceilings& c, int tp);
 // shape "8b" or "70b" (Llama-3's), layers 0 = the model's; tp GPUs (devices 0..tp-1) in tensor
 // parallel, the floors per GPU.
-void bench_model(const Ceilings& c, const std::string& shape, int layers, int throughput_prompts, int tp);
+void bench_model(const Ceilings& c, const std::string& shape, int layers, int throughput_prompts, int tp,
+                 bool tensor_parallel_exchange);
 
 }  // namespace zinfer::gpu::cuda::bench

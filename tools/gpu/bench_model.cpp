@@ -110,7 +110,8 @@ double decode_b64_ms(Backend& backend, int vocab, std::mt19937& rng, uint64_t& n
 
 }  // namespace
 
-void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg, int prompts, int tp) {
+void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg, int prompts, int tp,
+                 bool tensor_parallel_exchange) {
   const ModelConfig c = llama3(shape, layers_arg);
   const int layers = c.num_hidden_layers;
   BackendOptions o;
@@ -120,6 +121,7 @@ void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg,
   o.max_model_len = 8192;
   o.gpu_memory_utilization = 0.9;
   o.tensor_parallel_size = tp;
+  o.tensor_parallel_exchange = tensor_parallel_exchange;
   auto backend = make_cuda_backend_random(o, c, 1234);
   const CacheGeometry geo = backend->cache_geometry();
   std::mt19937 rng(5);
@@ -130,8 +132,10 @@ void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg,
   // One GPU's share: every matrix once (one embedding row), its KV heads.
   const double read_bytes = (per_layer * layers + V * H) * 2 / tp;
   const double kv_per_token = 2.0 * layers * std::max(1, c.num_key_value_heads / tp) * D * 2;
-  std::printf("model: Llama-3-%s shapes, %d layers, %.2f B params, tensor parallel %d, KV cache %d blocks\n",
-              shape == "70b" ? "70B" : "8B", layers, params / 1e9, tp, geo.num_gpu_blocks);
+  std::printf("model: Llama-3-%s shapes, %d layers, %.2f B params, tensor parallel %d (decode all-reduce: %s), KV "
+              "cache %d blocks\n",
+              shape == "70b" ? "70B" : "8B", layers, params / 1e9, tp,
+              tp == 1 ? "none" : tensor_parallel_exchange ? "residual exchange" : "NCCL", geo.num_gpu_blocks);
 
   uint64_t next_id = 1;
   for (int ctx : {128, 512, 1024}) {

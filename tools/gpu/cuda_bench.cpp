@@ -1,8 +1,10 @@
 // zinfer-cuda-bench: measures the two ceilings (copy bandwidth, cuBLASLt bf16 GEMM rate) and then
 // the CUDA backend's kernels and whole-model latency/throughput against them, in one process so
 // that every ratio uses ceilings from the same run.
-//   zinfer-cuda-bench [all|ceilings|attention|gemv|w4|fp8|model] [--layers N] [--prompts N]
-//                     [--tensor-parallel-size N] [--shape 8b|70b]
+//   zinfer-cuda-bench [all|ceilings|attention|gemv|w4|fp8|model|exchange] [--layers N] [--prompts N]
+//                     [--tensor-parallel-size N] [--shape 8b|70b] [--all-reduce exchange|nccl]
+// --all-reduce: how a tensor-parallel decode step all-reduces its residual (gpu/backend.h,
+// BackendOptions::tensor_parallel_exchange), to compare the residual exchange with NCCL's kernels.
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -15,11 +17,14 @@ int main(int argc, char** argv) {
   std::string what = argc > 1 ? argv[1] : "all";
   int layers = 0, prompts = 1000, tp = 1;
   std::string shape = "8b";
+  bool exchange = true;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--layers") == 0) layers = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--prompts") == 0) prompts = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--tensor-parallel-size") == 0) tp = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
+    else if (std::strcmp(argv[i], "--all-reduce") == 0 && std::strcmp(argv[i + 1], "exchange") == 0) exchange = true;
+    else if (std::strcmp(argv[i], "--all-reduce") == 0 && std::strcmp(argv[i + 1], "nccl") == 0) exchange = false;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -34,7 +39,8 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "gemv") bench_gemv(c);
     if (what == "all" || what == "w4") bench_w4(c);
     if (what == "all" || what == "fp8") bench_fp8(c);
-    if (what == "all" || what == "model") bench_model(c, shape, layers, prompts, tp);
+    if (what == "exchange") bench_exchange(c, tp);
+    if (what == "all" || what == "model") bench_model(c, shape, layers, prompts, tp, exchange);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zinfer-cuda-bench: %s\n", e.what());
     return 1;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tensor parallelism on a multi-GPU machine in one call: build, the GPU tests (TP against one GPU),
-# the transformers parity script at TP = 2, then Llama-3-8B shapes at TP = 1, 2 (and 4 where the
-# machine has 4 GPUs), same process kind, same run, and a Llama-3-70B-shape model at the largest
-# TP the GPUs' memory allows. Logs to /tmp/zinfer-tp, copied to $OUT when set; a table prints last.
+# the transformers parity script at TP = 2, then what one all-reduce costs (NCCL against the
+# residual exchange), Llama-3-8B shapes at TP = 1, 2 (and 4 where the machine has 4 GPUs), same
+# process kind, same run, TP = 2 with NCCL's decode all-reduce for comparison, and a
+# Llama-3-70B-shape model at the largest TP the GPUs' memory allows. Logs to /tmp/zinfer-tp, copied to $OUT when set; a table prints last.
 #   tools/gpu/tensor_parallel.sh
 # Knobs: STAGES ("build tests parity bench big"), PROMPTS (throughput prompts, 1000), CMAKE_ARGS
 # (docs/gpu-machine.md), BIG_TP (the 70B-shape model's TP size; default: 4 with 4 GPUs, else 2).
@@ -51,6 +52,10 @@ if has parity; then
 fi
 
 if has bench; then
+  # What one all-reduce costs: NCCL's kernel against the residual exchange in the GEMV.
+  timeout 60 build-gpu/bin/zinfer-cuda-bench exchange --tensor-parallel-size 2 > "$out/bench_exchange.log" 2>&1
+  echo "exchange tp2 rc=$?" | tee -a "$out/summary.txt"
+  grep -E 'RESULT exchange' "$out/bench_exchange.log" | tee -a "$out/summary.txt"
   for tp in 1 2 4; do
     [ "$tp" -le "$gpus" ] || continue
     timeout 240 build-gpu/bin/zinfer-cuda-bench model --tensor-parallel-size "$tp" --prompts "${PROMPTS:-1000}" \
@@ -58,6 +63,11 @@ if has bench; then
     echo "8B tp$tp rc=$?" | tee -a "$out/summary.txt"
     grep -E 'model:|decode_b1|prefill_4096|throughput' "$out/bench_8b_tp$tp.log" | tee -a "$out/summary.txt"
   done
+  # The decode steps' all-reduce through NCCL, for comparison (decode figures only).
+  timeout 120 build-gpu/bin/zinfer-cuda-bench model --tensor-parallel-size 2 --all-reduce nccl --prompts 0 \
+    > "$out/bench_8b_tp2_nccl.log" 2>&1
+  echo "8B tp2 NCCL all-reduce rc=$?" | tee -a "$out/summary.txt"
+  grep -E 'model:|decode_b1' "$out/bench_8b_tp2_nccl.log" | tee -a "$out/summary.txt"
 fi
 
 if has big; then

@@ -41,6 +41,12 @@ cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream, bool programmati
     case GemvOutput::kAddToResidual:
       if (a.input == GemvInput::kBf16) return gemv_detail::launch_bf16_in_residual_out(a, stream, programmatic_launch);
       break;
+    case GemvOutput::kExchange:
+      if (a.exchange == nullptr || a.residual_out == nullptr || static_cast<size_t>(a.m) * a.n > a.exchange->capacity) {
+        return cudaErrorInvalidValue;  // [m, n] must fit a slot
+      }
+      if (a.input == GemvInput::kBf16) return gemv_detail::launch_bf16_in_exchange_out(a, stream, programmatic_launch);
+      break;
     case GemvOutput::kSiluMul:
       if (a.n % 2 != 0) return cudaErrorInvalidValue;  // gate and up rows come in pairs
       if (a.input == GemvInput::kRmsNorm) return gemv_detail::launch_norm_in_silu_out(a, stream, programmatic_launch);

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/gemv.h"
+#include "gpu/cuda/residual_exchange.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
@@ -36,10 +37,54 @@ struct Params {
   __nv_bfloat16* y_bf16;
   float* residual_out;
   int32_t m, n, k;
+  ExchangeView exchange;  // kExchange
 };
 
 inline Params params_of(const GemvArgs& a) {
-  return Params{a.x, a.norm_residual, a.norm_weight, a.norm_eps, a.w, a.y_bf16, a.residual_out, a.m, a.n, a.k};
+  return Params{a.x, a.norm_residual, a.norm_weight, a.norm_eps, a.w, a.y_bf16, a.residual_out, a.m, a.n, a.k,
+                a.exchange != nullptr ? *a.exchange : ExchangeView{}};
+}
+
+// kExchange: the exchange a kernel's partial belongs to and the offset of this rank's slot in
+// it, read once the previous kernel is waited for.
+struct ExchangeSlot {
+  uint64_t exchange = 0;
+  size_t offset = 0;
+};
+template <GemvOutput OUT>
+__device__ __forceinline__ ExchangeSlot exchange_slot(const Params& p) {
+  if constexpr (OUT != GemvOutput::kExchange) {
+    return {};
+  } else {
+    const uint64_t e = exchange_detail::last_pushed(p.exchange) + 1;
+    return {e, exchange_detail::slot_offset(p.exchange, e, p.exchange.rank)};
+  }
+}
+
+// kExchange, once the block's threads have met behind their reads of the exchange's number
+// (thread 0 only; residual_exchange.cuh).
+template <GemvOutput OUT>
+__device__ __forceinline__ void exchange_started(const Params& p, const ExchangeSlot& slot) {
+  if constexpr (OUT == GemvOutput::kExchange) {
+    if (threadIdx.x == 0) exchange_detail::block_started(p.exchange, slot.exchange);
+  }
+}
+
+// kExchange, at the block's end (every thread): residual += every rank's partial of the rows
+// this block owns (the split above: rows b * kWarps + w + j * gridDim.x * kWarps, w < kWarps),
+// one (row, token) per thread, each waited for until every rank's value has arrived.
+template <GemvOutput OUT>
+__device__ __forceinline__ void finish_block(const Params& p, const ExchangeSlot& slot) {
+  if constexpr (OUT == GemvOutput::kExchange) {
+    const int64_t all_groups = (p.n + kWarps - 1) / kWarps;  // groups of kWarps rows; block b owns b, b + grid, ...
+    const int64_t groups = all_groups > blockIdx.x ? (all_groups - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+    const int64_t mine = groups * kWarps;
+    for (int64_t t = threadIdx.x; t < p.m * mine; t += kThreads) {
+      const int64_t i = t / mine, within = t % mine;
+      const int64_t row = (blockIdx.x + (within / kWarps) * gridDim.x) * kWarps + within % kWarps;
+      if (row < p.n) exchange_detail::settle(p.exchange, slot.exchange, p.residual_out, i * p.n + row);
+    }
+  }
 }
 
 // residual += v without waiting for the old value: a reduction the memory system applies, so the
@@ -182,7 +227,7 @@ __device__ __forceinline__ void accumulate_batch(float (&acc)[MT], const uint4 (
 // and writes it as OUT says (kSiluMul: the gate half is kept in `gate` until its up half ends).
 template <int MT, GemvOutput OUT>
 __device__ __forceinline__ void finish_row(const Params& p, float (&acc)[MT], int lane, int64_t output,
-                                           int outputs, int half, float& gate) {
+                                           int outputs, int half, float& gate, const ExchangeSlot& slot) {
   float mine = 0.f;
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
@@ -196,6 +241,8 @@ __device__ __forceinline__ void finish_row(const Params& p, float (&acc)[MT], in
     if (lane < p.m) p.y_bf16[at] = __float2bfloat16(mine);
   } else if constexpr (OUT == GemvOutput::kAddToResidual) {
     if (lane < p.m) add_to_residual(p.residual_out + at, mine);
+  } else if constexpr (OUT == GemvOutput::kExchange) {
+    if (lane < p.m) exchange_detail::push(p.exchange, slot.offset, slot.exchange, at, mine);
   } else {
     if (half == 0) {
       gate = mine;

@@ -75,6 +75,7 @@ cudaError_t launch_variant(const GemvArgs& a, cudaStream_t stream, bool programm
 // One per .cu file of this folder (each instantiates its variant's kernels).
 cudaError_t launch_bf16_in_bf16_out(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch);
 cudaError_t launch_bf16_in_residual_out(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch);
+cudaError_t launch_bf16_in_exchange_out(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch);
 cudaError_t launch_norm_in_bf16_out(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch);
 cudaError_t launch_norm_in_silu_out(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch);
 

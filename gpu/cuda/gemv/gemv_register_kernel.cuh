@@ -37,10 +37,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_register_kernel(c
 #pragma unroll
   for (int m = 0; m < MT; ++m) acc[m] = 0.f;
   float gate = 0.f;  // kSiluMul: lane m's gate total of the current pair
+  ExchangeSlot exchange;
   auto consume = [&](const uint4 (&buf)[kRegisterLoads], int step) {
     accumulate_batch<MT>(acc, buf, reinterpret_cast<const uint4*>(xs), rows.k, rows.batch_first_chunk(step),
                          rows.chunks, lane);
-    if (rows.last_batch(step)) finish_row<MT, OUT>(p, acc, lane, rows.output(step), rows.outputs, rows.half(step), gate);
+    if (rows.last_batch(step)) finish_row<MT, OUT>(p, acc, lane, rows.output(step), rows.outputs, rows.half(step), gate,
+                                               exchange);
   };
 
   uint4 wa[kRegisterLoads], wb[kRegisterLoads];
@@ -51,9 +53,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_register_kernel(c
   if (steps > 0) load(wa, 0);
   if (steps > 1) load(wb, 1);
   wait_for_previous_kernel();
+  exchange = exchange_slot<OUT>(p);
   stage_input<MT, IN>(p, xs, reduce);
   __syncthreads();
   allow_next_kernel();
+  exchange_started<OUT>(p, exchange);
   for (int s = 0; s < steps; s += 2) {
     if (s > 0 && s + 1 < steps) load(wb, s + 1);
     consume(wa, s);
@@ -62,6 +66,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_register_kernel(c
       consume(wb, s + 1);
     }
   }
+  finish_block<OUT>(p, exchange);
 }
 
 }  // namespace zinfer::gpu::cuda::gemv_detail

@@ -64,9 +64,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_ring_kernel(const
   }
   __syncwarp();
   wait_for_previous_kernel();
+  const ExchangeSlot exchange = exchange_slot<OUT>(p);
   stage_input<MT, IN>(p, xs, reduce);
   __syncthreads();
   allow_next_kernel();
+  exchange_started<OUT>(p, exchange);
 
   float acc[MT];
 #pragma unroll
@@ -83,8 +85,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_ring_kernel(const
     __syncwarp();  // every lane has read the slot before lane 0 refills it
     if (lane == 0 && s + kStages < steps) issue(s + kStages);
     accumulate_batch<MT>(acc, w, xs4, rows.k, rows.batch_first_chunk(s), rows.chunks, lane);
-    if (rows.last_batch(s)) finish_row<MT, OUT>(p, acc, lane, rows.output(s), rows.outputs, rows.half(s), gate);
+    if (rows.last_batch(s)) finish_row<MT, OUT>(p, acc, lane, rows.output(s), rows.outputs, rows.half(s), gate, exchange);
   }
+  finish_block<OUT>(p, exchange);
 }
 
 // Whether the ring and x (padded_rows of length k) leave room for kBlocksPerSm blocks per SM,
