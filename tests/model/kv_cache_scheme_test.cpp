@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/model_config.h"
+#include "gpu/quant/kv_scales.h"
 #include "gpu/quant/quant_config.h"
 #include "tests/model/checkpoint_folder.h"
 
@@ -134,6 +135,16 @@ TEST(KvCacheScheme, EveryOtherValueIsRefusedNamingTheField) {
     q["kv_cache_scheme"] = llm_compressor_scheme();
     EXPECT_NE(error_of(q).find("quantization_config.kv_cache_scheme is not supported"), std::string::npos) << method;
   }
+}
+
+// Under kv_cache_dtype auto the scales of a checkpoint with a kv_cache_scheme go unused, and the
+// line that says so names the cache's type and the checkpoint; without a scheme there is no line.
+TEST(KvCacheScheme, AutoSaysTheScalesAreUnused) {
+  const std::string line = unused_kv_scales(parse(with_scheme("llama_ct_fp8", llm_compressor_scheme())), "bf16", "/m");
+  for (const char* needle : {"kv_cache_dtype auto", "holds bf16", "/m's quantization_config.kv_cache_scheme",
+                             "unused", "kv_cache_dtype fp8 uses them"})
+    EXPECT_NE(line.find(needle), std::string::npos) << needle << " not in: " << line;
+  EXPECT_EQ(unused_kv_scales(parse(config_of("llama_ct_fp8")), "bf16", "/m"), "");
 }
 
 }  // namespace
