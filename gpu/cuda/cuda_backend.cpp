@@ -231,6 +231,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
                  act_.bytes() / 1073741824.0, fp8_kv ? "fp8 e4m3" : "bf16", blocks, o.block_size,
                  static_cast<long long>(blocks) * o.block_size,
                  blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
+    if (const std::string note = quant::unused_kv_scales(model_config_.quantization, "bf16", o.model_dir);
+        !fp8_kv && !note.empty())
+      std::fprintf(stderr, "%s\n", note.c_str());
   }
   capture_decode_graphs();
   if (speaks) {
