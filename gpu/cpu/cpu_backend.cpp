@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -137,8 +138,12 @@ class CpuBackend final : public Backend {
       blocks = rank.group->all_reduce_min(rank.rank, blocks);
       host_blocks = rank.group->all_reduce_min(rank.rank, host_blocks);
     }
-    if (!fp8)
+    if (!fp8) {
+      if (const std::string note = quant::unused_kv_scales(full.quantization, "float32", o.model_dir);
+          rank.rank == 0 && !note.empty())
+        std::fprintf(stderr, "%s\n", note.c_str());
       return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim);
+    }
     quant::KvScales scales =
         quant::read_kv_scales(WeightSet(o.model_dir), full.num_hidden_layers, o.model_dir, rank.rank == 0);
     return KvCache(c.num_hidden_layers, blocks, host_blocks, o.block_size, c.num_key_value_heads, c.head_dim, true,

@@ -245,6 +245,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
                    exchange_ != nullptr ? "through the residual exchange (NCCL window, fused into the GEMVs)"
                                         : "with NCCL's all-reduce");
     }
+    if (const std::string note = quant::unused_kv_scales(model_config_.quantization, "bf16", o.model_dir);
+        !fp8_kv && !note.empty())
+      std::fprintf(stderr, "%s\n", note.c_str());
   }
   capture_decode_graphs();
   if (speaks) {

@@ -6,34 +6,6 @@
 #include "gpu/quant/packed.h"
 
 namespace zinfer::gpu::quant {
-namespace {
-
-// A symmetric scheme's zero point: every entry 0 (+0 or -0 of an e4m3 or float dtype, 0 of an int8).
-void require_zero(const TensorView& z, const std::string& group) {
-  bool zero = true;
-  switch (z.dtype) {
-    case DType::kF8E4M3:
-      for (size_t i = 0; i < z.nbytes; ++i) zero = zero && (std::to_integer<uint8_t>(z.data[i]) & 0x7F) == 0;
-      break;
-    case DType::kI8:
-    case DType::kU8:
-      for (size_t i = 0; i < z.nbytes; ++i) zero = zero && z.data[i] == std::byte{0};
-      break;
-    case DType::kF32:
-    case DType::kBF16:
-    case DType::kF16: {
-      std::vector<float> v(static_cast<size_t>(z.numel()));
-      to_float32(z, v.data());
-      for (float x : v) zero = zero && x == 0.0f;
-      break;
-    }
-    default:
-      tensor_error(z, std::string("dtype ") + dtype_name(z.dtype) + " for a zero point (F8_E4M3, I8, F32, BF16, F16)");
-  }
-  if (!zero) tensor_error(z, "is not zero, but config_groups." + group + " is symmetric (FP8 scales have no zero point)");
-}
-
-}  // namespace
 
 Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::string& prefix,
                             const std::vector<int64_t>& shape, const std::string& origin) {
@@ -91,7 +63,9 @@ Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::st
                                                " are dynamic");
   }
   for (const char* role : kCtFp8ZeroRoles)
-    if (ws.has(prefix + role)) require_zero(ws.get(prefix + role), g.name);
+    if (ws.has(prefix + role) && !all_zero(ws.get(prefix + role)))
+      tensor_error(ws.get(prefix + role),
+                   "is not zero, but config_groups." + g.name + " is symmetric (FP8 scales have no zero point)");
   return out;
 }
 

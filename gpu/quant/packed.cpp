@@ -37,6 +37,30 @@ int32_t int32_at(const TensorView& t, int64_t i) {
   return v;
 }
 
+bool all_zero(const TensorView& z) {
+  bool zero = true;
+  switch (z.dtype) {
+    case DType::kF8E4M3:
+      for (size_t i = 0; i < z.nbytes; ++i) zero = zero && (std::to_integer<uint8_t>(z.data[i]) & 0x7F) == 0;
+      break;
+    case DType::kI8:
+    case DType::kU8:
+      for (size_t i = 0; i < z.nbytes; ++i) zero = zero && z.data[i] == std::byte{0};
+      break;
+    case DType::kF32:
+    case DType::kBF16:
+    case DType::kF16: {
+      std::vector<float> v(static_cast<size_t>(z.numel()));
+      to_float32(z, v.data());
+      for (float x : v) zero = zero && x == 0.0f;
+      break;
+    }
+    default:
+      tensor_error(z, std::string("dtype ") + dtype_name(z.dtype) + " for a zero point (F8_E4M3, I8, F32, BF16, F16)");
+  }
+  return zero;
+}
+
 std::vector<float> scales_to_float(const TensorView& t) {
   if (t.dtype != DType::kF16 && t.dtype != DType::kBF16 && t.dtype != DType::kF32)
     tensor_error(t, std::string("dtype ") + dtype_name(t.dtype) + ", expected F16 (or BF16, F32) scales");

@@ -1,5 +1,5 @@
-// Helpers shared by the GPTQ and AWQ unpackers: checked access to the packed int32 tensors and
-// the scales, with errors naming the tensor and its file.
+// Helpers shared by the GPTQ and AWQ unpackers and the FP8 readers: checked access to the packed
+// int32 tensors, the scales and zero points, with errors naming the tensor and its file.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,9 @@ int32_t int32_at(const TensorView& t, int64_t i);
 inline int32_t field_of(int32_t word, int32_t index, int32_t bits) {
   return static_cast<int32_t>((static_cast<uint32_t>(word) >> (index * bits)) & ((1u << bits) - 1u));
 }
+// Whether every entry of a zero-point tensor is 0 (+0 or -0 of an e4m3 or float dtype, 0 of an
+// integer one); another dtype throws naming the tensor.
+bool all_zero(const TensorView& zero_point);
 // Scales as float32: fp16 as the formats store them (bf16 and float32 are widened exactly too).
 std::vector<float> scales_to_float(const TensorView& t);
 // Groups over K inputs: 1 for group_size -1; a group size that does not divide K throws, naming

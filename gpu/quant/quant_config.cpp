@@ -11,6 +11,7 @@
 #include "gpu/model_config.h"
 #include "gpu/quant/config_json.h"
 #include "gpu/quant/ct_fp8_scheme.h"
+#include "gpu/quant/kv_cache_scheme.h"
 
 namespace zinfer::gpu::quant {
 namespace {
@@ -210,8 +211,10 @@ void read_compressed_tensors(const json& q, QuantConfig& c) {
   if (format.empty()) fail(o, std::string("format is missing (") + kFormats + ")");
   if (format != kPackQuantized && !float_format(format) && format != "mixed-precision")
     fail(o, "format '" + format + "' is not supported yet (" + kFormats + ")");
-  if (field(q, "kv_cache_scheme"))
-    fail(o, "kv_cache_scheme is not supported (a quantized KV cache from the checkpoint is not loaded)");
+  if (const json* kv = field(q, "kv_cache_scheme")) {
+    read_kv_cache_scheme(*kv, false, o);
+    c.kv_cache_scheme = true;
+  }
   if (const json* s = field(q, "sparsity_config"); s && !(s->is_object() && s->empty()))
     fail(o, "sparsity_config is not supported (sparse checkpoints are not loaded)");
   if (const json* t = field(q, "transform_config"); t && !(t->is_object() && t->empty()))
@@ -297,9 +300,15 @@ void read_fp8(const json& q, QuantConfig& c) {
     fail(o, "bits " + std::to_string(int_field(q, "bits", 8, o)) + " is not supported for fp8 (8)");
   if (field(q, "group_size")) fail(o, "group_size is not supported for fp8 (weight_block_size gives the blocks)");
   refuse_unknown(q, {"activation_scheme", "weight_block_size", "ignored_layers", "modules_to_not_convert", "fmt",
-                     "dequantize"},
+                     "dequantize", "kv_cache_scheme"},
                  o);
   c.bits = 8;
+  // vLLM's Fp8Config does not read kv_cache_scheme (it loads whatever k/v scales the checkpoint
+  // has); it is checked here so that a scheme the FP8 KV cache cannot honour is named, not ignored.
+  if (const json* kv = field(q, "kv_cache_scheme")) {
+    read_kv_cache_scheme(*kv, true, o);
+    c.kv_cache_scheme = true;
+  }
   const std::string scheme = string_field(q, "activation_scheme", "dynamic", o);
   if (scheme == "dynamic") c.activation_scheme = ActivationScheme::kDynamic;
   else if (scheme == "static") c.activation_scheme = ActivationScheme::kStatic;

@@ -54,6 +54,9 @@ struct QuantConfig {
   int64_t block_n = 0, block_k = 0;
   std::vector<std::string> ignored_layers;
   bool online = false;
+  // compressed-tensors and fp8: the checkpoint has a kv_cache_scheme (kv_cache_scheme.h), an FP8
+  // KV cache with per-layer k/v scales; [cache] kv_cache_dtype decides whether they are used.
+  bool kv_cache_scheme = false;
   std::string origin;        // the config file, for error messages
 
   bool quantized() const { return method != Method::kNone; }

@@ -246,7 +246,7 @@ TEST(CtFp8Model, RefusesWhatDisagreesWithTheConfigGroupsNamingTheTensor) {
   expect(load_error("llama_ct_fp8", [&](Folder& f) { group(f, "group_0")["targets"] = {"model.layers.9.self_attn.q_proj"}; }),
          {"model.layers.0.self_attn.q_proj.weight_scale", "strategy 'channel'", "group_1"});  // now the Linear group's
   expect(load_error("llama_ct_fp8", [&](Folder& f) { f.config["quantization_config"]["kv_cache_scheme"] = {{"num_bits", 8}}; }),
-         {"kv_cache_scheme is not supported"});
+         {"kv_cache_scheme.type 'int' (the default) is not supported"});
   // The setting against the checkpoint: fp8 takes an all-FP8 checkpoint as it is, none refuses it.
   EXPECT_EQ(load_error("llama_ct_fp8", [](Folder&) {}, "fp8"), "");
   expect(load_error("llama_ct_fp8", [](Folder&) {}, "none"), {"quantization 'none'", "'compressed-tensors'"});

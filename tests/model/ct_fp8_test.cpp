@@ -226,8 +226,10 @@ TEST(CtFp8Config, RefusesWhatTheFp8PathCannotComputeNamingTheField) {
       {[](json&, json&, json& x) { x["block_structure"] = {1, 128}; }, g + "input_activations.block_structure"},
       {[](json& q, json&, json&) { q["config_groups"]["group_0"]["output_activations"] = json::object(); },
        g + "output_activations is not supported"},
-      {[](json& q, json&, json&) { q["kv_cache_scheme"] = json::parse(R"({"num_bits": 8, "type": "float"})"); },
-       "kv_cache_scheme is not supported"},
+      {[](json& q, json&, json&) {
+         q["kv_cache_scheme"] = json::parse(R"({"num_bits": 8, "type": "float", "strategy": "attn_head"})");
+       },
+       "kv_cache_scheme.strategy 'attn_head' is not supported"},  // the other values: kv_cache_scheme_test.cpp
       {[](json& q, json&, json&) { q["format"] = "int-quantized", q["config_groups"]["group_0"].erase("format"); },
        "format 'int-quantized' is not supported"},
       {[](json& q, json&, json&) { q["config_groups"]["group_0"]["format"] = "pack-quantized"; },

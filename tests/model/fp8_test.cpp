@@ -155,7 +155,8 @@ TEST(Fp8Config, RefusesWhatItCannotHonourByName) {
   refused(R"({"quant_method":"fp8","weight_block_size":[0,128]})", "weight_block_size");
   refused(R"({"quant_method":"fp8","activation_scheme":"static","weight_block_size":[128,128]})",
           "activation_scheme 'static' with weight_block_size");
-  refused(R"({"quant_method":"fp8","kv_cache_scheme":{}})", "kv_cache_scheme");
+  refused(R"({"quant_method":"fp8","kv_cache_scheme":{}})", "kv_cache_scheme.type 'int' (the default)");
+  refused(R"({"quant_method":"fp8","kv_cache_scheme":"dynamic"})", "kv_cache_scheme 'dynamic' is not supported");
   refused(R"({"quant_method":"fp8","bits":4})", "bits 4");
   refused(R"({"quant_method":"fp8","group_size":128})", "group_size");
   refused(R"({"quant_method":"fp8","dequantize":true})", "dequantize true");

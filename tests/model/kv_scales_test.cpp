@@ -1,8 +1,11 @@
 // The per-layer FP8 KV cache scales read from a checkpoint as vLLM reads them
-// (gpu/quant/kv_scales.h): k_scale/v_scale, the older kv_scale, none (1.0), and the errors that
-// name a malformed or unpaired scale; and the device that has no KV bytes refusing the setting.
+// (gpu/quant/kv_scales.h): k_scale/v_scale, the older kv_scale, compressed-tensors'
+// k_proj/v_proj.output_scale, none (1.0), and the errors that name a malformed or unpaired scale,
+// two namings in one layer or a zero point that is not zero; and the device that has no KV bytes
+// refusing the setting.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -50,6 +53,33 @@ TEST(KvScales, KAndVScalesAndTheOlderKvScale) {
   EXPECT_EQ(s.missing, 0);
 }
 
+Entry bf16_scalar(float x, std::vector<int64_t> shape = {}) {
+  const uint16_t b = float_to_bf16(x);
+  Entry e{DType::kBF16, std::move(shape), std::vector<std::byte>(2)};
+  std::memcpy(e.bytes.data(), &b, 2);
+  return e;
+}
+
+// compressed-tensors' kv_cache_scheme stored its scales as the output scales of k_proj and v_proj
+// ([1], the weights' dtype) until it moved them to self_attn.k_scale / v_scale: both read as K's
+// and V's, beside a layer of the newer naming, an all-zero zero point beside them accepted.
+TEST(KvScales, CompressedTensorsOutputScalesAreKAndV) {
+  ScratchDir dir("kvs");
+  write_model(dir, tiny(Architecture::kLlama), 1);
+  Folder f(dir.path());
+  f.tensors[attn(0, "k_proj.output_scale")] = f32_scalar(0.0625f, {1});
+  f.tensors[attn(0, "v_proj.output_scale")] = bf16_scalar(0.046875f, {1});
+  f.tensors[attn(0, "k_proj.output_zero_point")] = Entry{DType::kF8E4M3, {1}, std::vector<std::byte>(1)};
+  f.tensors[attn(0, "v_proj.output_zero_point")] = f32_scalar(0, {1});
+  f.tensors[attn(1, "k_scale")] = f32_scalar(0.5f);
+  f.tensors[attn(1, "v_scale")] = f32_scalar(0.25f);
+  f.write(dir.path());
+  const quant::KvScales s = quant::read_kv_scales(WeightSet(dir.str()), 2, dir.str(), false);
+  EXPECT_EQ(s.k, (std::vector<float>{0.0625f, 0.5f}));
+  EXPECT_EQ(s.v, (std::vector<float>{0.046875f, 0.25f}));
+  EXPECT_EQ(s.missing, 0);
+}
+
 TEST(KvScales, AMalformedOrUnpairedScaleIsNamed) {
   struct Case {
     const char* what;
@@ -77,6 +107,51 @@ TEST(KvScales, AMalformedOrUnpairedScaleIsNamed) {
                                       f.tensors[attn(0, "k_scale")] = f32_scalar(1);
                                       f.tensors[attn(0, "v_scale")] = f32_scalar(1); },
        {attn(0, "kv_scale"), attn(0, "k_scale")}},
+      // compressed-tensors' naming: the same rules, and one naming per layer.
+      {"output k without v", [](Folder& f) { f.tensors[attn(1, "k_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(1, "v_proj.output_scale"), "missing"}},
+      {"output v without k", [](Folder& f) { f.tensors[attn(0, "v_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(0, "k_proj.output_scale"), "missing"}},
+      {"output negative", [](Folder& f) { f.tensors[attn(0, "k_proj.output_scale")] = f32_scalar(-0.5f, {1});
+                                          f.tensors[attn(0, "v_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(0, "k_proj.output_scale"), "finite positive"}},
+      {"output infinite", [](Folder& f) { f.tensors[attn(1, "k_proj.output_scale")] = f32_scalar(1, {1});
+                                          f.tensors[attn(1, "v_proj.output_scale")] =
+                                              f32_scalar(std::numeric_limits<float>::infinity(), {1}); },
+       {attn(1, "v_proj.output_scale"), "finite positive"}},
+      {"output per channel", [](Folder& f) {
+         f.tensors[attn(0, "k_proj.output_scale")] = Entry{DType::kF32, {4, 1}, std::vector<std::byte>(16)};
+         f.tensors[attn(0, "v_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(0, "k_proj.output_scale"), "per-tensor"}},
+      {"output in fp8", [](Folder& f) {
+         f.tensors[attn(0, "k_proj.output_scale")] = f32_scalar(1, {1});
+         f.tensors[attn(0, "v_proj.output_scale")] = Entry{DType::kF8E4M3, {1}, std::vector<std::byte>(1, std::byte{0x38})}; },
+       {attn(0, "v_proj.output_scale"), "one float"}},
+      {"output beside k and v", [](Folder& f) { f.tensors[attn(0, "k_scale")] = f32_scalar(1);
+                                                f.tensors[attn(0, "v_scale")] = f32_scalar(1);
+                                                f.tensors[attn(0, "k_proj.output_scale")] = f32_scalar(1, {1});
+                                                f.tensors[attn(0, "v_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(0, "k_proj.output_scale"), attn(0, "k_scale"), "one of them"}},
+      {"output v beside v", [](Folder& f) { f.tensors[attn(1, "v_scale")] = f32_scalar(1);
+                                            f.tensors[attn(1, "v_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(1, "v_proj.output_scale"), attn(1, "v_scale")}},
+      {"output beside kv", [](Folder& f) { f.tensors[attn(1, "kv_scale")] = f32_scalar(1);
+                                           f.tensors[attn(1, "k_proj.output_scale")] = f32_scalar(1, {1});
+                                           f.tensors[attn(1, "v_proj.output_scale")] = f32_scalar(1, {1}); },
+       {attn(1, "k_proj.output_scale"), attn(1, "kv_scale")}},
+      {"a zero point not zero", [](Folder& f) {
+         f.tensors[attn(0, "k_proj.output_scale")] = f32_scalar(1, {1});
+         f.tensors[attn(0, "v_proj.output_scale")] = f32_scalar(1, {1});
+         f.tensors[attn(0, "v_proj.output_zero_point")] = f32_scalar(3, {1}); },
+       {attn(0, "v_proj.output_zero_point"), "is not zero"}},
+      {"a zero point in int32", [](Folder& f) {
+         f.tensors[attn(0, "k_proj.output_scale")] = f32_scalar(1, {1});
+         f.tensors[attn(0, "v_proj.output_scale")] = f32_scalar(1, {1});
+         f.tensors[attn(0, "k_proj.output_zero_point")] = Entry{DType::kI32, {1}, std::vector<std::byte>(4)}; },
+       {attn(0, "k_proj.output_zero_point"), "dtype I32 for a zero point"}},
+      {"a zero point without its scale", [](Folder& f) {
+         f.tensors[attn(1, "k_proj.output_zero_point")] = f32_scalar(0, {1}); },
+       {attn(1, "k_proj.output_zero_point"), attn(1, "k_proj.output_scale"), "does not have"}},
   };
   for (const Case& c : cases) {
     ScratchDir dir("kvs");

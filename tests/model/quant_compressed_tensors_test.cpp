@@ -142,8 +142,8 @@ TEST(CompressedTensorsConfig, RefusesWhatItCannotHonourNamingTheField) {
        "config_groups.group_0.input_activations is not supported"},
       {[](json& q) { q["config_groups"]["group_0"]["output_activations"] = json::parse(R"({"num_bits": 8})"); },
        "config_groups.group_0.output_activations is not supported"},
-      {[](json& q) { q["kv_cache_scheme"] = json::parse(R"({"num_bits": 8, "type": "float"})"); },
-       "kv_cache_scheme is not supported"},
+      {[](json& q) { q["kv_cache_scheme"] = json::parse(R"({"num_bits": 8, "type": "int"})"); },
+       "kv_cache_scheme.type 'int' is not supported"},  // the other values: kv_cache_scheme_test.cpp
       {[](json& q) { q["sparsity_config"] = json::parse(R"({"format": "sparse-24-bitmask"})"); },
        "sparsity_config is not supported"},
       {[](json& q) { q["transform_config"] = json::parse(R"({"config_groups": {}})"); },
