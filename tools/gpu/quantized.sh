@@ -7,16 +7,8 @@
 set -u
 out=${OUT:-/tmp/zinfer-quantized}
 mkdir -p "$out"
-bf16=${MODEL:-/tmp/llama3-8b-shape}
-w4=${W4_MODEL:-/tmp/llama3-8b-shape-gptq}
 bin=build-gpu/bin
-if [ ! -f "$bf16/config.json" ]; then
-  $bin/zinfer make-model --config tests/data/configs/llama-3-8b/config.json --out "$bf16" \
-    --tokenizer tests/data/tokenizers/llama3 > "$out/make-model.log" 2>&1 || { cat "$out/make-model.log"; exit 1; }
-fi
-if [ ! -f "$w4/config.json" ]; then
-  python3 tools/gpu/make_gptq_model.py "$bf16" "$w4" > "$out/make-gptq.log" 2>&1 || { cat "$out/make-gptq.log"; exit 1; }
-fi
+source tools/gpu/test_models.sh  # $bf16, $w4
 for model in "$bf16" "$w4"; do
   name=$(basename "$model")
   for b in 1 8 16; do
