@@ -278,6 +278,7 @@ TEST(CudaFp8, ModelsMatchTheCpuBackend) {
   for (const Case& c : std::vector<Case>{
            {"llama_fp8", "auto", "llama"},
            {"llama_fp8_block", "auto", "llama"},
+           {"qwen3_fp8_block", "auto", "qwen3"},
            {"llama_ct_fp8", "auto", "llama"},
            {"llama_bf16", "fp8", "llama_bf16"}}) {
     SCOPED_TRACE(c.fixture + " quantization " + c.quantization);
