@@ -1,7 +1,7 @@
 // Quantized checkpoints end to end on the CPU backend (gpu/quant/checkpoint_reader.h): the GPTQ
 // (4-bit, group 32, act-order, asymmetric: llama_gptq, qwen3_gptq, and phi3_gptq, whose fused
-// qkv_proj and gate_up_proj are each quantized as one matrix), AWQ (group 64: llama_awq, and
-// phi3_awq, fused the same way) and
+// qkv_proj and gate_up_proj are each quantized as one matrix), AWQ (group 64: llama_awq,
+// qwen3_awq, and phi3_awq, fused the same way) and
 // compressed-tensors (two config groups: W4 g32 asym actorder by regex, W8 channel by "Linear";
 // lm_head ignored) fixtures compute exactly what the same model computes from a float32 checkpoint
 // of its dequantized weights, and that is within float64 reference error of an independent forward
@@ -217,7 +217,7 @@ TEST_P(QuantizedFixture, TensorParallelRanksMatchOneRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, QuantizedFixture, ::testing::Values("llama_gptq", "llama_awq", "llama_ct", "qwen3_gptq",
-                                                                   "phi3_gptq", "phi3_awq"));
+                                                                   "qwen3_awq", "phi3_gptq", "phi3_awq"));
 
 // The message of loading `fixture` edited by `edit`, or "" when it loads.
 std::string load_error(const std::string& fixture, const std::function<void(Folder&)>& edit) {
