@@ -1,7 +1,5 @@
 #include "gpu/quant/ct_fp8_scheme.h"
 
-#include <set>
-
 #include "gpu/model_config.h"
 #include "gpu/quant/config_json.h"
 
@@ -22,25 +20,9 @@ struct Args {
   bool dynamic = false;
 };
 
-// Keys that record how scales were calibrated, not how they are stored.
-const std::set<std::string> kCalibration = {"observer", "observer_kwargs"};
-const std::set<std::string> kArgs = {"num_bits", "type",    "symmetric", "group_size",  "strategy",
-                                     "block_structure", "dynamic", "actorder", "scale_dtype", "zp_dtype"};
-// The dtypes a scale or a (symmetric, hence zero) zero point may be stored in.
-const std::set<std::string> kScaleDtypes = {"torch.float16", "torch.bfloat16", "torch.float32"};
-const std::set<std::string> kZeroDtypes = {"torch.float8_e4m3fn", "torch.int8", "torch.float16", "torch.bfloat16",
-                                           "torch.float32"};
-
 Args read_args(const json& a, const std::string& path, const std::string& o) {
   if (!a.is_object()) fail(o, path + " is not an object");
-  for (const auto& [key, value] : a.items())
-    if (!kArgs.count(key) && !kCalibration.count(key))
-      fail(o, path + "." + key + " is not supported (a setting the loader does not know)");
-  for (const char* key : {"num_bits", "group_size"})
-    if (const json* v = field(a, key); v && !v->is_number_integer()) fail(o, path + "." + key + " is not an integer");
-  if (const json* v = field(a, "symmetric"); v && !v->is_boolean()) fail(o, path + ".symmetric is not a boolean");
-  for (const char* key : {"type", "strategy", "scale_dtype", "zp_dtype"})
-    if (const json* v = field(a, key); v && !v->is_string()) fail(o, path + "." + key + " is not a string");
+  config_json::check_args_keys(a, path, o);
 
   const json* type = field(a, "type");
   if (const std::string t = type ? lower(type->get<std::string>()) : "int"; t != "float")
@@ -52,12 +34,7 @@ Args read_args(const json& a, const std::string& path, const std::string& o) {
     fail(o, path + ".symmetric false is not supported (FP8 scales are symmetric: no zero point)");
   if (const json* ao = field(a, "actorder"); ao && !(ao->is_boolean() && !ao->get<bool>()))
     fail(o, path + ".actorder " + ao->dump() + " is not supported for FP8 (null)");
-  if (const json* s = field(a, "scale_dtype"); s && !kScaleDtypes.count(s->get<std::string>()))
-    fail(o, path + ".scale_dtype '" + s->get<std::string>() +
-                "' is not supported (torch.float16, torch.bfloat16, torch.float32)");
-  if (const json* z = field(a, "zp_dtype"); z && !kZeroDtypes.count(z->get<std::string>()))
-    fail(o, path + ".zp_dtype '" + z->get<std::string>() + "' is not supported (a symmetric scheme's zero points are "
-                                                            "0 in torch.float8_e4m3fn, torch.int8 or a float dtype)");
+  config_json::check_symmetric_dtypes(a, path, o);
 
   Args out;
   out.group_size = field(a, "group_size");

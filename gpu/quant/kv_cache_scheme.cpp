@@ -1,7 +1,5 @@
 #include "gpu/quant/kv_cache_scheme.h"
 
-#include <set>
-
 #include "gpu/quant/config_json.h"
 
 namespace zinfer::gpu::quant {
@@ -12,16 +10,6 @@ using config_json::fail;
 using config_json::field;
 using config_json::lower;
 
-// The library's QuantizationArgs keys (its model forbids any other). observer and observer_kwargs
-// say how the scales were calibrated, not how they are stored, so any value is accepted.
-const std::set<std::string> kArgs = {"num_bits", "type",     "symmetric",   "group_size", "strategy", "block_structure",
-                                     "dynamic",  "actorder", "scale_dtype", "zp_dtype",   "observer", "observer_kwargs"};
-// The dtypes the scales may be kept in (kv_scales.h reads F32, BF16 and F16 tensors).
-const std::set<std::string> kScaleDtypes = {"torch.float16", "torch.bfloat16", "torch.float32"};
-// A symmetric scheme's zero points, where a writer keeps them at all, are zeros of these dtypes
-// (kv_scales.h checks any it finds).
-const std::set<std::string> kZeroDtypes = {"torch.float8_e4m3fn", "torch.int8", "torch.float16", "torch.bfloat16",
-                                           "torch.float32"};
 constexpr const char* kPath = "kv_cache_scheme";
 
 }  // namespace
@@ -36,13 +24,7 @@ void read_kv_cache_scheme(const json& s, bool fp8_config, const std::string& o) 
                 ")");
   }
   if (!s.is_object()) fail(o, std::string(kPath) + " " + s.dump() + " is not supported (a QuantizationArgs object)");
-  for (const auto& [key, value] : s.items())
-    if (!kArgs.count(key)) fail(o, p + key + " is not supported (a setting the loader does not know)");
-  for (const char* key : {"num_bits", "group_size"})
-    if (const json* v = field(s, key); v && !v->is_number_integer()) fail(o, p + key + " is not an integer");
-  if (const json* v = field(s, "symmetric"); v && !v->is_boolean()) fail(o, p + "symmetric is not a boolean");
-  for (const char* key : {"type", "strategy", "scale_dtype", "zp_dtype"})
-    if (const json* v = field(s, key); v && !v->is_string()) fail(o, p + key + " is not a string");
+  config_json::check_args_keys(s, kPath, o);
 
   const json* bits = field(s, "num_bits");
   if (const int64_t b = bits ? bits->get<int64_t>() : 8; b != 8)
@@ -64,13 +46,7 @@ void read_kv_cache_scheme(const json& s, bool fp8_config, const std::string& o) 
     fail(o, p + "dynamic " + d->dump() + " is not supported (false: the checkpoint's static k/v scales)");
   if (const json* a = field(s, "actorder"); a && !(a->is_boolean() && !a->get<bool>()))
     fail(o, p + "actorder " + a->dump() + " is not supported (null)");
-  if (const json* d = field(s, "scale_dtype"); d && !kScaleDtypes.count(d->get<std::string>()))
-    fail(o, p + "scale_dtype '" + d->get<std::string>() +
-                "' is not supported (torch.float16, torch.bfloat16, torch.float32)");
-  if (const json* z = field(s, "zp_dtype"); z && !kZeroDtypes.count(z->get<std::string>()))
-    fail(o, p + "zp_dtype '" + z->get<std::string>() +
-                "' is not supported (a symmetric scheme's zero points are 0 in torch.float8_e4m3fn, torch.int8 or a "
-                "float dtype)");
+  config_json::check_symmetric_dtypes(s, kPath, o);
 }
 
 }  // namespace zinfer::gpu::quant
