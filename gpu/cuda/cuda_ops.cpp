@@ -190,18 +190,15 @@ void CudaBackend::Ops::attention(int32_t layer) {
 
 // A row-parallel layer's all-reduce goes through the residual exchange in decode steps the fused
 // GEMV takes, for dense layers without a bias (rank 0 adds a bias with the NCCL path's kernel).
-bool CudaBackend::Ops::exchanges(models::Linear w, models::Vector bias, size_t elems) const {
+bool CudaBackend::Ops::takes_exchange(models::Linear w, models::Vector bias, size_t elems) const {
   return b_.exchange_ != nullptr && gemv_takes(w) && !bias.valid() && b_.exchange_->fits(elems);
 }
 
 void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vector bias) {
   const int32_t N = static_cast<int32_t>(b_.weights_.rows(w)), K = static_cast<int32_t>(b_.weights_.cols(w));
   auto* residual = b_.act_.residual.as<float>();
-  // Row-parallel (tensor_parallel.h): rank 0 adds its product (and the bias) to the residual as
-  // one rank would, the others start from zeros so that the ranks' sum is the residual plus
-  // every rank's product. The epilogues that add into the residual stay as they are.
   const size_t elems = static_cast<size_t>(T_) * N;
-  if (exchanges(w, bias, elems)) {
+  if (takes_exchange(w, bias, elems)) {
     // The GEMV all-reduces its rows itself (residual_exchange.h): no kernel between it and the next.
     check_cuda(launch_gemv(exchange_gemv_args(buffer(in), b_.weights_.matrix(w), b_.exchange_->view(), residual, T_, N, K),
                            b_.compute_),
@@ -209,6 +206,9 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
     ++exchanges_;
     return;
   }
+  // Row-parallel (tensor_parallel.h) through NCCL: rank 0 adds its product (and the bias) to the
+  // residual as one rank would, the others start from zeros so that the ranks' sum is the
+  // residual plus every rank's product. The epilogues that add into the residual stay as they are.
   if (grouped() && b_.rank_.rank != 0) {
     check_cuda(cudaMemsetAsync(residual, 0, elems * sizeof(float), b_.compute_), "cudaMemsetAsync");
     bias = models::Vector{};

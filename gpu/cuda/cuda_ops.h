@@ -49,7 +49,7 @@ class CudaBackend::Ops final : public models::ForwardOps {
   void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
   void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
   bool gemv_takes(models::Linear w) const;
-  bool exchanges(models::Linear w, models::Vector bias, size_t elems) const;
+  bool takes_exchange(models::Linear w, models::Vector bias, size_t elems) const;
   // An int4 layer (w4_gemm.h): into y (bf16), or added into the float32 residual; rows up to
   // kW4GemmMaxRows on the W4A16 kernel, more through W dequantized and cuBLASLt.
   void w4_linear(models::Linear w, const __nv_bfloat16* x, int32_t rows, __nv_bfloat16* y, float* residual);
