@@ -1,7 +1,5 @@
 #include "gpu/quant/ct_fp8.h"
 
-#include <cstring>
-
 #include "gpu/quant/fp8_checkpoint.h"
 #include "gpu/quant/packed.h"
 
@@ -11,17 +9,9 @@ Fp8Weight read_ct_fp8_layer(const WeightSet& ws, const CtGroup& g, const std::st
                             const std::vector<int64_t>& shape, const std::string& origin) {
   const std::string scheme = "config_groups." + g.name + " in " + origin;
   const TensorView& w = ws.get(prefix + "weight");
-  if (w.dtype == DType::kF8E5M2)
-    tensor_error(w, "float8_e5m2 weights are not supported (float-quantized 8-bit floats are float8_e4m3fn)");
-  if (w.dtype != DType::kF8E4M3)
-    tensor_error(w, std::string("dtype ") + dtype_name(w.dtype) + " in a float-quantized layer (F8_E4M3)");
-  if (w.shape != shape) tensor_error(w, "shape " + shape_string(w.shape) + ", expected " + shape_string(shape));
+  Fp8Weight out =
+      e4m3_weight(w, shape, "float-quantized 8-bit floats are float8_e4m3fn", "a float-quantized layer");
   const int64_t N = shape[0], K = shape[1];
-  Fp8Weight out;
-  out.rows = N;
-  out.cols = K;
-  out.q.resize(static_cast<size_t>(N * K));
-  std::memcpy(out.q.data(), w.data, out.q.size());
   out.activation = g.activation;
 
   if (ws.has(prefix + "weight_scale_inv"))

@@ -11,6 +11,19 @@ bool per_tensor_shape(const std::vector<int64_t>& shape) {
   return shape.empty() || shape == std::vector<int64_t>{1};
 }
 
+Fp8Weight e4m3_weight(const TensorView& w, const std::vector<int64_t>& shape, const std::string& e5m2_why,
+                      const std::string& layer) {
+  if (w.dtype == DType::kF8E5M2) tensor_error(w, "float8_e5m2 weights are not supported (" + e5m2_why + ")");
+  if (w.dtype != DType::kF8E4M3) tensor_error(w, std::string("dtype ") + dtype_name(w.dtype) + " in " + layer + " (F8_E4M3)");
+  if (w.shape != shape) tensor_error(w, "shape " + shape_string(w.shape) + ", expected " + shape_string(shape));
+  Fp8Weight out;
+  out.rows = shape[0];
+  out.cols = shape[1];
+  out.q.resize(static_cast<size_t>(out.rows * out.cols));
+  std::memcpy(out.q.data(), w.data, out.q.size());
+  return out;
+}
+
 std::vector<float> fp8_scale_values(const TensorView& t) {
   if (t.dtype != DType::kF32 && t.dtype != DType::kBF16 && t.dtype != DType::kF16)
     tensor_error(t, std::string("dtype ") + dtype_name(t.dtype) + " for a scale (F32, BF16, F16)");
@@ -24,16 +37,8 @@ std::vector<float> fp8_scale_values(const TensorView& t) {
 Fp8Weight read_fp8_layer(const WeightSet& ws, const QuantConfig& c, const std::string& prefix,
                          const std::vector<int64_t>& shape) {
   const TensorView& w = ws.get(prefix + "weight");
-  if (w.dtype == DType::kF8E5M2)
-    tensor_error(w, "float8_e5m2 weights are not supported (fp8 checkpoints store float8_e4m3fn)");
-  if (w.dtype != DType::kF8E4M3) tensor_error(w, std::string("dtype ") + dtype_name(w.dtype) + " in an fp8 layer (F8_E4M3)");
-  if (w.shape != shape) tensor_error(w, "shape " + shape_string(w.shape) + ", expected " + shape_string(shape));
+  Fp8Weight out = e4m3_weight(w, shape, "fp8 checkpoints store float8_e4m3fn", "an fp8 layer");
   const int64_t N = shape[0], K = shape[1];
-  Fp8Weight out;
-  out.rows = N;
-  out.cols = K;
-  out.q.resize(static_cast<size_t>(N * K));
-  std::memcpy(out.q.data(), w.data, out.q.size());
   out.activation = c.activation_scheme;
 
   const bool has_scale = ws.has(prefix + "weight_scale"), has_inv = ws.has(prefix + "weight_scale_inv");

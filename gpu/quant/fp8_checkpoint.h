@@ -26,6 +26,12 @@ namespace zinfer::gpu::quant {
 Fp8Weight read_fp8_layer(const WeightSet& checkpoint, const QuantConfig& config, const std::string& prefix,
                          const std::vector<int64_t>& shape);
 
+// A layer's float8_e4m3fn weight tensor `w` of `shape` [N, K] as an Fp8Weight's codes (its scales
+// and activation scheme are the caller's). float8_e5m2 (`e5m2_why` says why not), another dtype
+// (not the e4m3 of `layer`) or another shape is a SafetensorsError naming the tensor.
+Fp8Weight e4m3_weight(const TensorView& w, const std::vector<int64_t>& shape, const std::string& e5m2_why,
+                      const std::string& layer);
+
 // A per-tensor scale's shape: [] or [1].
 bool per_tensor_shape(const std::vector<int64_t>& shape);
 
