@@ -9,18 +9,20 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "fp8_model_util.h"
+#include "tests/model/kv_scale_folder.h"
 
 namespace zinfer::gpu {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::attn;
 using test::Entry;
 using test::Folder;
+using test::f32_scalar;
 
 // Per layer of the 2-layer fixtures: K's and V's scales, none a power of two (a power of two
 // only shifts e4m3's exponent and would round as 1.0 does, away from the format's edges).
@@ -32,13 +34,6 @@ json llm_compressor_scheme() {
                          "observer_kwargs": {}})");
 }
 
-Entry scale(float x, std::vector<int64_t> shape) {
-  Entry e{DType::kF32, std::move(shape), std::vector<std::byte>(4)};
-  std::memcpy(e.bytes.data(), &x, 4);
-  return e;
-}
-
-std::string attn(int layer, const std::string& role) { return "model.layers." + std::to_string(layer) + ".self_attn." + role; }
 
 enum class Naming { kNone, kOutputScale, kSelfAttn };
 
@@ -49,11 +44,11 @@ void write_variant(const std::string& fixture, const json& scheme, Naming naming
   f.config["quantization_config"]["kv_cache_scheme"] = scheme;
   for (int l = 0; l < 2; ++l) {
     if (naming == Naming::kOutputScale) {  // as the library stored them: shape [1]
-      f.tensors[attn(l, "k_proj.output_scale")] = scale(kK[l], {1});
-      f.tensors[attn(l, "v_proj.output_scale")] = scale(kV[l], {1});
+      f.tensors[attn(l, "k_proj.output_scale")] = f32_scalar(kK[l], {1});
+      f.tensors[attn(l, "v_proj.output_scale")] = f32_scalar(kV[l], {1});
     } else if (naming == Naming::kSelfAttn) {  // as vLLM names them: scalars
-      f.tensors[attn(l, "k_scale")] = scale(kK[l], {});
-      f.tensors[attn(l, "v_scale")] = scale(kV[l], {});
+      f.tensors[attn(l, "k_scale")] = f32_scalar(kK[l], {});
+      f.tensors[attn(l, "v_scale")] = f32_scalar(kV[l], {});
     }
   }
   f.write(dir.path());

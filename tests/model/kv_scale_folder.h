@@ -1,5 +1,5 @@
 // Small random checkpoints with FP8 KV cache scales written into them, for the KV scale and FP8
-// KV cache tests (kv_scales_test.cpp, kv_fp8_test.cpp).
+// KV cache tests (kv_scales_test.cpp, kv_fp8_test.cpp, kv_cache_scheme_model_test.cpp).
 #pragma once
 
 #include <cstring>
@@ -34,6 +34,13 @@ inline Entry f32_scalar(float x, std::vector<int64_t> shape = {}) {
   return e;
 }
 
+inline Entry bf16_scalar(float x, std::vector<int64_t> shape = {}) {
+  const uint16_t b = float_to_bf16(x);
+  Entry e{DType::kBF16, std::move(shape), std::vector<std::byte>(2)};
+  std::memcpy(e.bytes.data(), &b, 2);
+  return e;
+}
+
 inline std::string attn(int layer, const char* role) {
   return "model.layers." + std::to_string(layer) + ".self_attn." + role;
 }
@@ -43,10 +50,7 @@ inline void add_scales(const ScratchDir& dir, float k0, float v0, float kv1) {
   Folder f(dir.path());
   f.tensors[attn(0, "k_scale")] = f32_scalar(k0);
   f.tensors[attn(0, "v_scale")] = f32_scalar(v0, {1});
-  const uint16_t b = float_to_bf16(kv1);
-  Entry e{DType::kBF16, {}, std::vector<std::byte>(2)};
-  std::memcpy(e.bytes.data(), &b, 2);
-  f.tensors[attn(1, "kv_scale")] = e;
+  f.tensors[attn(1, "kv_scale")] = bf16_scalar(kv1);
   f.write(dir.path());
 }
 

@@ -5,7 +5,6 @@
 // refusing the setting.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -18,6 +17,7 @@ namespace {
 
 using test::add_scales;
 using test::attn;
+using test::bf16_scalar;
 using test::Entry;
 using test::f32_scalar;
 using test::Folder;
@@ -51,13 +51,6 @@ TEST(KvScales, KAndVScalesAndTheOlderKvScale) {
   EXPECT_EQ(s.k, (std::vector<float>{0.05f, 0.03125f}));
   EXPECT_EQ(s.v, (std::vector<float>{0.02f, 0.03125f}));  // kv_scale is V's scale too
   EXPECT_EQ(s.missing, 0);
-}
-
-Entry bf16_scalar(float x, std::vector<int64_t> shape = {}) {
-  const uint16_t b = float_to_bf16(x);
-  Entry e{DType::kBF16, std::move(shape), std::vector<std::byte>(2)};
-  std::memcpy(e.bytes.data(), &b, 2);
-  return e;
 }
 
 // compressed-tensors' kv_cache_scheme stored its scales as the output scales of k_proj and v_proj
