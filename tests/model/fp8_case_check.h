@@ -15,6 +15,7 @@
 #include "gpu/cpu/fp8_matrix.h"
 #include "gpu/quant/fp8.h"
 #include "gpu/safetensors.h"
+#include "tests/model/test_util.h"
 
 namespace zinfer::gpu::quant {
 
@@ -25,15 +26,7 @@ std::vector<T> values_of(const TensorView& t) {
   return v;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 inline void expect_matches_case(const WeightSet& ws, const std::string& name, const Fp8Weight& w) {
   const int64_t N = w.rows, K = w.cols;

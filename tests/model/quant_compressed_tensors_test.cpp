@@ -17,6 +17,7 @@
 #include "gpu/quant/dequantize.h"
 #include "gpu/quant/quant_config.h"
 #include "gpu/safetensors.h"
+#include "tests/model/test_util.h"
 
 namespace zinfer::gpu::quant {
 namespace {
@@ -25,15 +26,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 const fs::path kCases = fs::path(ZINFER_SOURCE_DIR) / "tests/data/models/quant_cases";
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 // A W4A16 config as llm-compressor writes it, to edit.
 json w4a16() {

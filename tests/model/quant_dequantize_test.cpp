@@ -17,6 +17,7 @@
 #include "gpu/quant/dequantize.h"
 #include "gpu/quant/quant_config.h"
 #include "gpu/safetensors.h"
+#include "tests/model/test_util.h"
 
 namespace zinfer::gpu::quant {
 namespace {
@@ -56,16 +57,7 @@ QuantConfig config_of(const nlohmann::json& c, const std::string& origin = "case
   return config.method == Method::kCompressedTensors ? layer_config(config, config.groups.at(0)) : config;
 }
 
-// The message of what `f` throws, or "" when it does not.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(QuantDequantize, EveryCaseEqualsTheFormatsDefinitionExactly) {
   const SafetensorsFile file((kCases / "cases.safetensors").string());

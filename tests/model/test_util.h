@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <unistd.h>
@@ -56,6 +57,17 @@ inline ModelConfig tiny_config(Architecture arch) {
   c.eos_token_ids = {2};
   c.bos_token_id = 1;
   return c;
+}
+
+// The message of what `f` throws, or "" when it throws nothing.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace zinfer::gpu::test
