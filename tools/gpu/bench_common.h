@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/model_config.h"
 
 namespace zinfer::gpu::cuda::bench {
 
@@ -85,6 +86,10 @@ void bench_w4(const Ceilings& c);
 void bench_fp8(const Ceilings& c);
 // A row-parallel GEMV and its all-reduce at TP = tp: NCCL against the residual exchange (bench_exchange.cpp).
 void bench_exchange(const Ceilings& c, int tp);
+// Llama-3's configuration at shape "8b" or "70b", `layers` of them (0: the model's) (bench_model.cpp).
+ModelConfig llama3_config(const std::string& shape, int layers);
+// The decode step of 1-64 sequences at contexts 512 / 2,048 / 8,192 against its floor (bench_decode.cpp).
+void bench_decode(const Ceilings& c, int layers);
 // shape "8b" or "70b" (Llama-3's), layers 0 = the model's; tp GPUs (devices 0..tp-1) in tensor
 // parallel, the floors per GPU.
 void bench_model(const Ceilings& c, const std::string& shape, int layers, int throughput_prompts, int tp,

@@ -17,9 +17,7 @@
 #include "tools/gpu/bench_common.h"
 
 namespace zinfer::gpu::cuda::bench {
-namespace {
-
-ModelConfig llama3(const std::string& shape, int layers) {
+ModelConfig llama3_config(const std::string& shape, int layers) {
   if (shape != "8b" && shape != "70b") throw std::invalid_argument("--shape is 8b or 70b, not " + shape);
   const bool big = shape == "70b";
   ModelConfig c;
@@ -43,6 +41,8 @@ ModelConfig llama3(const std::string& shape, int layers) {
   c.torch_dtype = "bfloat16";
   return c;
 }
+
+namespace {
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -112,7 +112,7 @@ double decode_b64_ms(Backend& backend, int vocab, std::mt19937& rng, uint64_t& n
 
 void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg, int prompts, int tp,
                  bool tensor_parallel_exchange) {
-  const ModelConfig c = llama3(shape, layers_arg);
+  const ModelConfig c = llama3_config(shape, layers_arg);
   const int layers = c.num_hidden_layers;
   BackendOptions o;
   o.device = "cuda";
