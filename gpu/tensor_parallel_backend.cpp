@@ -1,5 +1,7 @@
 #include "gpu/tensor_parallel_backend.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -13,10 +15,12 @@ namespace {
 
 // The ranks' threads and the jobs the group hands them: one job per rank at a time, run() returns
 // when every rank finished it or, as soon as one failed, after aborting the group and waiting for
-// the rest.
+// the rest. A thread that waits polls for up to `poll` (RankGroupHooks::poll), then sleeps: the
+// state it polls is atomic, and is changed under the mutex, so a sleeper is always notified.
 class RankThreads {
  public:
-  RankThreads(int32_t size, std::function<void()> abort) : abort_(std::move(abort)), jobs_(size), errors_(size) {
+  RankThreads(int32_t size, std::function<void()> abort, std::chrono::microseconds poll)
+      : abort_(std::move(abort)), poll_(poll), jobs_(size), errors_(size) {
     for (int32_t r = 0; r < size; ++r) threads_.emplace_back([this, r] { loop(r); });
   }
 
@@ -41,7 +45,7 @@ class RankThreads {
     failed_rank_ = -1;
     ++generation_;
     cv_.notify_all();
-    done_.wait(lock, [&] { return pending_ == 0 || failed_rank_ >= 0; });
+    wait(lock, done_, [&] { return pending_ == 0 || failed_rank_ >= 0; });
     if (failed_rank_ >= 0 && pending_ > 0) {
       // Release the ranks waiting for the failed one, then let them finish.
       lock.unlock();
@@ -55,13 +59,36 @@ class RankThreads {
   std::exception_ptr error(int32_t rank) const { return errors_[rank]; }
 
  private:
+  // Waits (lock held) until ready(): polling without the lock for up to poll_ first.
+  template <typename Ready>
+  void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Ready ready) {
+    if (poll_.count() > 0 && !ready()) {
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + poll_;
+      for (uint32_t spins = 0; !ready(); ++spins) {
+        if (spins % 64 == 0 && std::chrono::steady_clock::now() > until) break;
+        pause();
+      }
+      lock.lock();
+    }
+    cv.wait(lock, ready);
+  }
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+
   void loop(int32_t rank) {
     uint64_t seen = 0;
     for (;;) {
       std::function<void(int32_t)> job;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        wait(lock, cv_, [&] { return stopping_ || generation_ != seen; });
         if (stopping_) return;
         seen = generation_;
         job = jobs_[rank];
@@ -82,15 +109,16 @@ class RankThreads {
   }
 
   std::function<void()> abort_;
+  const std::chrono::microseconds poll_;
   std::mutex mu_;
   std::condition_variable cv_, done_;
   std::vector<std::function<void(int32_t)>> jobs_;
   std::vector<std::exception_ptr> errors_;
   std::vector<std::thread> threads_;
-  uint64_t generation_ = 0;
-  int32_t pending_ = 0;
-  int32_t failed_rank_ = -1;
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int32_t> pending_{0};
+  std::atomic<int32_t> failed_rank_{-1};
+  std::atomic<bool> stopping_{false};
 };
 
 std::string message_of(const std::exception_ptr& e) {
@@ -109,7 +137,7 @@ class TensorParallelBackend final : public Backend {
       : hooks_(hooks != nullptr ? std::move(hooks) : std::make_unique<RankGroupHooks>()),
         group_(size),
         ranks_(size),
-        threads_(size, [this] { abort_group("another rank failed"); }) {
+        threads_(size, [this] { abort_group("another rank failed"); }, hooks_->poll()) {
     const uint64_t seed = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
     std::vector<RankContext> contexts(size);
     for (int32_t r = 0; r < size; ++r) {

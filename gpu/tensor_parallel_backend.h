@@ -9,6 +9,7 @@
 // rank, and so does every later call.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -17,13 +18,19 @@
 
 namespace zinfer::gpu {
 
-// What a device adds to a group: per-rank context (a communicator) and how to release ranks
-// blocked in the device's collectives.
+// What a device adds to a group: per-rank context (a communicator), how to release ranks
+// blocked in the device's collectives, and how long the group's threads poll before they sleep.
 class RankGroupHooks {
  public:
   virtual ~RankGroupHooks() = default;
   virtual void prepare(RankContext& rank) { (void)rank; }
   virtual void abort() {}
+  // How long a thread of the group polls for what it waits for (the next step, the ranks' end
+  // of one) before it sleeps on a condition variable. Waking a sleeping thread costs tens of
+  // microseconds, twice a step; a device whose ranks' threads only queue work and wait for it
+  // (CUDA) gains that by polling. Zero (the default): sleep at once, as a device whose threads
+  // compute (the CPU backend) needs its cores.
+  virtual std::chrono::microseconds poll() const { return std::chrono::microseconds{0}; }
 };
 
 using RankFactory = std::function<std::unique_ptr<Backend>(const RankContext& rank)>;
