@@ -140,7 +140,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   act_.gate_up = DeviceBuffer(T * 2 * I * bf, "gate/up activations");
   act_.act = DeviceBuffer(T * I * bf, "mlp activations");
   act_.final_rows = DeviceBuffer(R * H * bf, "final-norm rows");
-  act_.logits = DeviceBuffer(R * V * 4, "logits");
+  // A tensor-parallel rank gathers one row's slices straight into it (Ops::gather_logits): the
+  // ranks' slices may overrun the vocabulary by the last one's padding.
+  act_.logits = DeviceBuffer(std::max(R * V, static_cast<size_t>(vocab_.count) * rank_.size()) * 4, "logits");
   // Split-K partials for up to max_num_seqs decode tokens with up to 32 splits each.
   max_splits_ = 32;
   act_.partial_acc = DeviceBuffer(R * Hq * max_splits_ * D * 4, "decode attention partials");

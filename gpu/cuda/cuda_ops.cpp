@@ -228,10 +228,16 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
 }
 
 // Vocab-parallel LM head: the rank's [rows, slice] logits are gathered as [ranks, rows, slice]
-// and laid out as [rows, vocab] at `out`, without the padding rows past the vocabulary.
+// and laid out as [rows, vocab] at `out`, without the padding rows past the vocabulary. One row
+// (a decode step of one sequence) is already in that layout: it is gathered into `out` itself
+// (which holds the last slice's padding, cuda_backend.cpp), with no copy after it.
 void CudaBackend::Ops::gather_logits(int32_t rows, float* out) {
   const int64_t V = b_.config_.vocab_size, Vr = b_.vocab_.count;
   const size_t part = static_cast<size_t>(rows) * Vr;
+  if (rows == 1) {
+    nccl_all_gather(b_.rank_.nccl_comm, b_.act_.head_local.as<float>(), out, part, b_.compute_);
+    return;
+  }
   auto* gathered = b_.act_.head_gathered.as<float>();
   nccl_all_gather(b_.rank_.nccl_comm, b_.act_.head_local.as<float>(), gathered, part, b_.compute_);
   for (int32_t n = 0; n < b_.rank_.size(); ++n) {
