@@ -205,6 +205,11 @@ class TensorParallelBackend final : public Backend {
 
 }  // namespace
 
+std::chrono::microseconds device_group_polling(unsigned cores, int32_t ranks) {
+  return ranks > 0 && cores >= static_cast<unsigned>(ranks) + 4 ? std::chrono::milliseconds{20}
+                                                                 : std::chrono::milliseconds{0};
+}
+
 std::unique_ptr<Backend> make_tensor_parallel_backend(int32_t size, RankFactory factory,
                                                       std::unique_ptr<RankGroupHooks> hooks) {
   if (size < 1) throw std::invalid_argument("tensor_parallel_size must be at least 1");

@@ -33,6 +33,13 @@ class RankGroupHooks {
   virtual std::chrono::microseconds poll() const { return std::chrono::microseconds{0}; }
 };
 
+// RankGroupHooks::poll of a device whose ranks' threads only queue work and wait for it (CUDA):
+// 20 ms, which covers a decode step of a 70B model at TP 2 (a group idle for longer sleeps), where
+// the host's `cores` leave a core to each of the `ranks` pollers and the caller and three to the
+// server's other threads; none where they do not (pollers that share a core take turns in
+// scheduler time slices, milliseconds each) or the count is unknown (0).
+std::chrono::microseconds device_group_polling(unsigned cores, int32_t ranks);
+
 using RankFactory = std::function<std::unique_ptr<Backend>(const RankContext& rank)>;
 
 // Builds `size` ranks with `factory`, each on its own thread. Throws naming the rank that failed.

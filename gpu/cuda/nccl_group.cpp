@@ -59,14 +59,10 @@ class NcclHooks final : public RankGroupHooks {
     for (ncclComm_t c : comms_)
       if (c != nullptr) ncclCommDestroy(c);
   }
-  // A CUDA rank's thread queues a step and waits for the device: polling costs a core per rank
-  // (and the caller's) while a step runs and saves two thread wake-ups per step. 20 ms covers a
-  // decode step of a 70B model at TP 2; a group idle for longer sleeps. Not where the cores are
-  // too few for the pollers and the server's other threads: pollers that share a core take turns
-  // in scheduler time slices, milliseconds each.
+  // A CUDA rank's thread queues a step and waits for the device: polling saves two thread
+  // wake-ups per step (gpu/tensor_parallel_backend.h).
   std::chrono::microseconds poll() const override {
-    const unsigned cores = std::thread::hardware_concurrency();
-    return cores >= comms_.size() + 4 ? std::chrono::milliseconds{20} : std::chrono::milliseconds{0};
+    return device_group_polling(std::thread::hardware_concurrency(), static_cast<int32_t>(comms_.size()));
   }
   void prepare(RankContext& rank) override {
     rank.nccl_comm = comms_[rank.rank];

@@ -1,10 +1,12 @@
 // Tensor parallelism on the CPU backend (gpu/models/tensor_parallel.h, gpu/tensor_parallel_backend.h):
 // the sharding arithmetic, the slices a store keeps, the rank group's collectives, and TP = 2 and
 // 4 computing what TP = 1 computes on the transformers fixtures (greedy tokens equal, logprobs
-// within 1e-4), with a failing rank stopping the group by name instead of hanging it.
+// within 1e-4), with a failing rank stopping the group by name instead of hanging it, whether the
+// group's threads sleep or poll between steps.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -312,8 +314,27 @@ TEST(TensorParallel, RanksAgreeOnUnseededSamples) {
   }
 }
 
-// Invariant: a failing rank stops its group with an error naming it, and nobody hangs.
-TEST(TensorParallel, AFailingRankStopsTheGroupByName) {
+// A group's threads polling for `poll` before they sleep, as a CUDA group's do
+// (RankGroupHooks::poll); zero: they sleep at once, as a CPU group's.
+class PollingHooks final : public RankGroupHooks {
+ public:
+  explicit PollingHooks(std::chrono::microseconds poll) : poll_(poll) {}
+  std::chrono::microseconds poll() const override { return poll_; }
+
+ private:
+  std::chrono::microseconds poll_;
+};
+
+class TensorParallelThreads : public ::testing::TestWithParam<int> {  // the polling time, µs
+ protected:
+  std::unique_ptr<RankGroupHooks> hooks() const {
+    return std::make_unique<PollingHooks>(std::chrono::microseconds{GetParam()});
+  }
+};
+
+// Invariant: a failing rank stops its group with an error naming it, and nobody hangs, whether
+// the group's threads sleep or poll.
+TEST_P(TensorParallelThreads, AFailingRankStopsTheGroupByName) {
   BackendOptions options;
   options.model_dir = (kFixtures / "llama").string();
   options.num_gpu_blocks = 8;
@@ -338,9 +359,12 @@ TEST(TensorParallel, AFailingRankStopsTheGroupByName) {
     bool fail_;
     std::atomic<int>& steps_;
   };
-  auto group = make_tensor_parallel_backend(2, [&](const RankContext& rank) -> std::unique_ptr<Backend> {
-    return std::make_unique<Failing>(cpu::make_cpu_backend(options, rank), rank.rank == 1, steps);
-  });
+  auto group = make_tensor_parallel_backend(
+      2,
+      [&](const RankContext& rank) -> std::unique_ptr<Backend> {
+        return std::make_unique<Failing>(cpu::make_cpu_backend(options, rank), rank.rank == 1, steps);
+      },
+      hooks());
   SequenceInput s;
   s.seq_id = 1;
   s.token_ids = {1, 2, 3};
@@ -361,6 +385,64 @@ TEST(TensorParallel, AFailingRankStopsTheGroupByName) {
   }
   EXPECT_THROW(group->step(batch), BackendFailure);
 }
+
+// A group whose threads poll gives the tokens of one that sleeps, steps coming back to back and
+// steps coming after the threads have given up polling and gone to sleep.
+TEST_P(TensorParallelThreads, StepsAfterPollingOrSleepingGiveTheSameTokens) {
+  BackendOptions options;
+  options.model_dir = (kFixtures / "llama").string();
+  options.num_gpu_blocks = 8;
+  options.num_threads = 1;
+  auto make = [&](std::unique_ptr<RankGroupHooks> h) {
+    return make_tensor_parallel_backend(
+        2, [&](const RankContext& rank) { return cpu::make_cpu_backend(options, rank); }, std::move(h));
+  };
+  auto sleeping = make(nullptr), polling = make(hooks());
+  auto decode = [](Backend& group, bool pause) {
+    SequenceInput s;
+    s.seq_id = 1;
+    s.token_ids = {1, 2, 3};
+    s.num_tokens = 3;
+    s.block_table = {0, 1};
+    s.sample = true;
+    s.sampling.temperature = 0.0f;
+    std::vector<int32_t> tokens;
+    for (int i = 0; i < 6; ++i) {
+      if (pause && i % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the polling
+      BatchInput batch;
+      batch.seqs.push_back(s);
+      tokens.push_back(group.step(batch).at(0).token);
+      s.start_pos += s.num_tokens;
+      s.token_ids.clear();
+      s.use_last_sampled = true;
+      s.num_tokens = 1;
+    }
+    return tokens;
+  };
+  const std::vector<int32_t> expected = decode(*sleeping, false);
+  EXPECT_EQ(decode(*polling, false), expected);
+  BatchInput done;
+  done.finished = {1};
+  polling->step(done);
+  EXPECT_EQ(decode(*polling, true), expected);
+}
+
+// A CUDA group polls where the host has a core for each poller and three more, else sleeps.
+TEST(TensorParallelPolling, DeviceGroupsPollOnlyWhereTheHostHasCoresToSpare) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(device_group_polling(32, 2), milliseconds{20});
+  EXPECT_EQ(device_group_polling(6, 2), milliseconds{20});
+  EXPECT_EQ(device_group_polling(5, 2), milliseconds{0});
+  EXPECT_EQ(device_group_polling(12, 8), milliseconds{20});
+  EXPECT_EQ(device_group_polling(11, 8), milliseconds{0});
+  EXPECT_EQ(device_group_polling(0, 2), milliseconds{0});  // unknown
+}
+
+// Sleeping at once, and polling for 1 ms (the sleep between steps above outlasts it).
+INSTANTIATE_TEST_SUITE_P(Polling, TensorParallelThreads, ::testing::Values(0, 1000),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 0 ? std::string("Sleeping") : std::string("Polling1ms");
+                         });
 
 TEST(TensorParallel, ARankThatFailsToStartIsNamed) {
   BackendOptions options;
