@@ -88,6 +88,14 @@ void bench_fp8(const Ceilings& c);
 void bench_exchange(const Ceilings& c, int tp);
 // Llama-3's configuration at shape "8b" or "70b", `layers` of them (0: the model's) (bench_model.cpp).
 ModelConfig llama3_config(const std::string& shape, int layers);
+// What a decode step of a Llama-shape model reads on one GPU of `tp` (bench_model.cpp): every
+// matrix once (one embedding row), and per token of context its KV heads' bytes.
+struct DecodeBytes {
+  double params = 0;        // the whole model's, embedding and LM head included
+  double weights = 0;       // bytes, one GPU's share
+  double kv_per_token = 0;  // bytes, one GPU's share
+};
+DecodeBytes decode_bytes(const ModelConfig& c, int tp);
 // The decode step of 1-64 sequences at contexts 512 / 2,048 / 8,192 against its floor (bench_decode.cpp).
 void bench_decode(const Ceilings& c, int layers);
 // shape "8b" or "70b" (Llama-3's), layers 0 = the model's; tp GPUs (devices 0..tp-1) in tensor

@@ -27,11 +27,8 @@ void bench_decode(const Ceilings& ceil, int layers_arg) {
   o.gpu_memory_utilization = 0.92;
   auto backend = make_cuda_backend_random(o, c, 1234);
   const CacheGeometry geo = backend->cache_geometry();
-  const double H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size, D = c.head_dim;
-  const double per_layer =
-      H * (c.num_attention_heads + 2.0 * c.num_key_value_heads) * D + H * c.num_attention_heads * D + 3 * H * I;
-  const double weight_bytes = (per_layer * c.num_hidden_layers + V * H) * 2;  // one embedding row aside
-  const double kv_per_token = 2.0 * c.num_hidden_layers * c.num_key_value_heads * D * 2;
+  const DecodeBytes bytes = decode_bytes(c, 1);
+  const double weight_bytes = bytes.weights, kv_per_token = bytes.kv_per_token;
   std::printf("decode: Llama-3-8B shapes, %d layers, KV cache %d blocks of %d\n", c.num_hidden_layers,
               geo.num_gpu_blocks, geo.block_size);
   std::mt19937 rng(7);

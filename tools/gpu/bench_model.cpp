@@ -42,6 +42,17 @@ ModelConfig llama3_config(const std::string& shape, int layers) {
   return c;
 }
 
+DecodeBytes decode_bytes(const ModelConfig& c, int tp) {
+  const double H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size, D = c.head_dim;
+  const double per_layer =
+      H * (c.num_attention_heads + 2.0 * c.num_key_value_heads) * D + H * c.num_attention_heads * D + 3 * H * I;
+  DecodeBytes b;
+  b.params = per_layer * c.num_hidden_layers + 2 * V * H;
+  b.weights = (per_layer * c.num_hidden_layers + V * H) * 2 / tp;
+  b.kv_per_token = 2.0 * c.num_hidden_layers * std::max(1, c.num_key_value_heads / tp) * D * 2;
+  return b;
+}
+
 namespace {
 
 double now_ms() {
@@ -126,12 +137,8 @@ void bench_model(const Ceilings& ceil, const std::string& shape, int layers_arg,
   const CacheGeometry geo = backend->cache_geometry();
   std::mt19937 rng(5);
 
-  const double H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size, D = c.head_dim;
-  const double per_layer = H * (c.num_attention_heads + 2.0 * c.num_key_value_heads) * D + H * c.num_attention_heads * D + 3 * H * I;
-  const double params = per_layer * layers + 2 * V * H;  // with embedding and lm_head
-  // One GPU's share: every matrix once (one embedding row), its KV heads.
-  const double read_bytes = (per_layer * layers + V * H) * 2 / tp;
-  const double kv_per_token = 2.0 * layers * std::max(1, c.num_key_value_heads / tp) * D * 2;
+  const DecodeBytes bytes = decode_bytes(c, tp);
+  const double params = bytes.params, read_bytes = bytes.weights, kv_per_token = bytes.kv_per_token;
   std::printf("model: Llama-3-%s shapes, %d layers, %.2f B params, tensor parallel %d (decode all-reduce: %s), KV "
               "cache %d blocks\n",
               shape == "70b" ? "70B" : "8B", layers, params / 1e9, tp,
