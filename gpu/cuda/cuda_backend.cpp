@@ -251,10 +251,14 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
         !fp8_kv && !note.empty())
       std::fprintf(stderr, "%s\n", note.c_str());
   }
+  choose_decode_linears();
   capture_decode_graphs();
   if (speaks) {
-    std::fprintf(stderr, "zinfer cuda: warm-up %.2f s (cuBLASLt tuning %.2f s, %zu decode graphs captured in %.2f s)\n",
-                 warm_up_.tuning_s + warm_up_.graphs_s, warm_up_.tuning_s, graphs_.size(), warm_up_.graphs_s);
+    std::fprintf(stderr,
+                 "zinfer cuda: warm-up %.2f s (cuBLASLt tuning %.2f s, decode linear layers chosen in %.2f s, %zu decode "
+                 "graphs captured in %.2f s)\n",
+                 warm_up_.tuning_s + warm_up_.choice_s + warm_up_.graphs_s, warm_up_.tuning_s, warm_up_.choice_s,
+                 graphs_.size(), warm_up_.graphs_s);
   }
 }
 

@@ -23,6 +23,7 @@
 #include "gpu/cuda/sampling.h"
 #include "gpu/cuda/sampling_rules_state.h"
 #include "gpu/cuda/step_inputs.h"
+#include "gpu/decode_linear_plan.h"
 #include "gpu/models/model_definition.h"
 
 namespace zinfer::gpu::cuda {
@@ -84,15 +85,24 @@ class CudaBackend final : public Backend {
   // layer at the row counts a step can have (before the KV cache takes the free memory: the
   // timing needs scratch operands), then the CUDA graph of every decode bucket.
   void tune_linear_layers();
+  // Which layers of 1-2 row decode steps stay on the GEMV (decode_linear_plan.h), by timing the
+  // bucket's layers as it will be served (a graph, or eagerly without graphs), before capture.
+  void choose_decode_linears();
+  double time_decode_layers(int32_t bucket);
   void capture_decode_graphs();
+  // The graph of run_layers(step) (after one eager run for the kernels' first launches), and
+  // the residual exchanges it runs.
+  cudaGraphExec_t capture_layers(const PackedStep& step, int32_t* exchanges);
   std::vector<GemmShape> gemm_shapes() const;
   struct WarmUp {
-    double tuning_s = 0, graphs_s = 0;
+    double tuning_s = 0, choice_s = 0, graphs_s = 0;
   } warm_up_;
   int32_t decode_splits(int32_t num_tokens) const;
   int32_t graph_bucket(int32_t num_tokens) const;            // 0: no graph for this size
-  // Whether a step of num_tokens rows runs the fused GEMV layers (gemv.h) rather than cuBLASLt's.
+  // Whether a step of num_tokens rows may run the fused GEMV layers (gemv.h) rather than
+  // cuBLASLt's: which ones it does is decode_linears_' choice.
   bool fused_decode(int32_t num_tokens) const;
+  DecodeLinearPlan decode_linears_;
 
   // cuda_backend.cpp
   void init(const BackendOptions& options, const ModelConfig& config, const uint64_t* random_seed);

@@ -1,8 +1,9 @@
 // The forward pass over a flattened batch (the model definition over CudaBackend::Ops), its CUDA
 // graphs for decode-only steps, and the start-up warm-up that keeps tuning and capture off the
 // serving path: cuBLASLt is timed for every linear layer at the row counts a step can have
-// (Gemm::tune, kept in a file keyed by GPU and library versions) and every decode bucket's graph
-// is captured before the first request.
+// (Gemm::tune, kept in a file keyed by GPU and library versions), the layers of 1-2 row decode
+// steps are given to the GEMV or cuBLASLt by timing those steps (decode_linear_plan.h), and every
+// decode bucket's graph is captured before the first request.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -131,6 +132,34 @@ class GemmShapeRecorder final : public models::ForwardOps {
   const __nv_bfloat16* dense_;
 };
 
+// The dense linear layers of a model definition in the order it runs them (the ones the GEMV
+// could take: int4 and FP8 layers never run on it).
+class LinearShapeRecorder final : public models::ForwardOps {
+ public:
+  explicit LinearShapeRecorder(const CudaWeightStore& w) : w_(w) {}
+  void embed(models::Linear) override {}
+  void norm_linear(models::Vector, models::Linear w, models::Buffer) override { add(LinearOp::kNormLinear, w); }
+  void norm_gated_linear(models::Vector, models::Linear w, models::Activation, models::Buffer) override {
+    add(LinearOp::kNormGatedLinear, w);
+  }
+  void rotary_cache_write(const models::AttentionInputs&, int32_t) override {}
+  void attention(int32_t) override {}
+  void linear_residual(models::Buffer, models::Linear w, models::Vector) override {
+    add(LinearOp::kLinearResidual, w);
+  }
+  void logits(models::Vector, models::Linear) override {}
+  std::vector<LinearShape> shapes;
+
+ private:
+  void add(LinearOp op, models::Linear w) {
+    if (!w_.int4(w) && !w_.fp8().has(w)) shapes.push_back({op, w_.rows(w), w_.cols(w)});
+  }
+  const CudaWeightStore& w_;
+};
+
+// Above this share of a step, a plan that moves a layer to cuBLASLt is faster, not noise.
+constexpr double kChoiceMargin = 0.005;
+
 }  // namespace
 
 std::vector<GemmShape> CudaBackend::gemm_shapes() const {
@@ -161,6 +190,86 @@ void CudaBackend::tune_linear_layers() {
                saved ? "" : ", which could not be written", tuned.seconds);
 }
 
+cudaGraphExec_t CudaBackend::capture_layers(const PackedStep& st, int32_t* exchanges) {
+  const int32_t eager = run_layers(st);
+  if (exchange_ != nullptr) exchange_->count(eager);
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  try {
+    *exchanges = run_layers(st);
+  } catch (...) {
+    cudaStreamEndCapture(compute_, &graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;
+  }
+  check_cuda(cudaStreamEndCapture(compute_, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check_cuda(status, "cudaGraphInstantiate");
+  return exec;
+}
+
+double CudaBackend::time_decode_layers(int32_t bucket) {
+  // The bucket's padding step (its tokens write the scratch block only), run as it will be
+  // served; the best of three rounds of back-to-back steps.
+  constexpr int kRounds = 3, kSteps = 5;
+  PackedStep st = upload_step({}, bucket);
+  st.decode_only = true;
+  int32_t exchanges = 0;
+  cudaGraphExec_t exec = options_.cuda_graphs ? capture_layers(st, &exchanges) : nullptr;
+  cudaEvent_t begin = nullptr, end = nullptr;
+  double best = 0;
+  try {
+    check_cuda(cudaEventCreate(&begin), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&end), "cudaEventCreate");
+    auto step = [&] {
+      if (exec != nullptr) check_cuda(cudaGraphLaunch(exec, compute_), "cudaGraphLaunch");
+      else run_layers(st);
+    };
+    step();
+    for (int r = 0; r < kRounds; ++r) {
+      check_cuda(cudaEventRecord(begin, compute_), "cudaEventRecord");
+      for (int i = 0; i < kSteps; ++i) step();
+      check_cuda(cudaEventRecord(end, compute_), "cudaEventRecord");
+      check_cuda(cudaEventSynchronize(end), "cudaEventSynchronize");
+      float ms = 0;
+      check_cuda(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
+      const double s = ms * 1e-3 / kSteps;
+      best = r == 0 ? s : std::min(best, s);
+    }
+  } catch (...) {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (begin != nullptr) cudaEventDestroy(begin);
+    if (end != nullptr) cudaEventDestroy(end);
+    throw;
+  }
+  if (exec != nullptr) check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  check_cuda(cudaEventDestroy(begin), "cudaEventDestroy");
+  check_cuda(cudaEventDestroy(end), "cudaEventDestroy");
+  return best;
+}
+
+void CudaBackend::choose_decode_linears() {
+  // A tensor-parallel group keeps every layer on the GEMV: its row-parallel GEMVs all-reduce
+  // through the residual exchange in their epilogue, which cuBLASLt + NCCL's all-reduce cannot
+  // match, and the ranks would have to agree on one plan from timings of their own.
+  if (rank_.group != nullptr) return;
+  const auto start = std::chrono::steady_clock::now();
+  LinearShapeRecorder recorder(weights_);
+  model_->layers(recorder);
+  for (int32_t bucket = 1; bucket <= std::min(options_.max_num_seqs, max_tokens_); ++bucket) {
+    if (!fused_decode(bucket) || graph_bucket(bucket) != bucket) continue;
+    const BucketChoice c = choose_bucket(recorder.shapes, kChoiceMargin, [&](const std::set<LinearShape>& gemm) {
+      decode_linears_.set_gemm(bucket, gemm);
+      return time_decode_layers(bucket);
+    });
+    decode_linears_.set_gemm(bucket, c.gemm);
+    if (rank_.rank == 0) std::fprintf(stderr, "zinfer cuda: %s\n", c.describe(bucket).c_str());
+  }
+  warm_up_.choice_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void CudaBackend::capture_decode_graphs() {
   // Each bucket's graph: one eager step first (the GEMVs' and cuBLASLt's first launches), then
   // the capture. A bucket's warm-up step is all padding: its tokens write their K/V into the
@@ -171,23 +280,7 @@ void CudaBackend::capture_decode_graphs() {
       if (graph_bucket(bucket) != bucket) continue;
       PackedStep st = upload_step({}, bucket);
       st.decode_only = true;
-      const int32_t exchanges = run_layers(st);
-      if (exchange_ != nullptr) exchange_->count(exchanges);
-      cudaGraph_t graph = nullptr;
-      check_cuda(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-      try {
-        graph_exchanges_[bucket] = run_layers(st);
-      } catch (...) {
-        cudaStreamEndCapture(compute_, &graph);
-        if (graph != nullptr) cudaGraphDestroy(graph);
-        throw;
-      }
-      check_cuda(cudaStreamEndCapture(compute_, &graph), "cudaStreamEndCapture");
-      cudaGraphExec_t exec = nullptr;
-      const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-      cudaGraphDestroy(graph);
-      check_cuda(status, "cudaGraphInstantiate");
-      graphs_.emplace(bucket, exec);
+      graphs_.emplace(bucket, capture_layers(st, &graph_exchanges_[bucket]));
       // The next bucket packs its arrays into the same pinned buffer this one's upload reads.
       check_cuda(cudaStreamSynchronize(compute_), "graph warm-up step");
     }

@@ -71,9 +71,11 @@ void CudaBackend::Ops::norm_then_gemm(models::Vector norm, models::Linear w, __n
   b_.gemm_->linear(normed, b_.weights_.matrix(w), y, T_, N, H, b_.compute_);
 }
 
-// The fused GEMV (RMSNorm prologue, its epilogues) takes dense layers of one or two rows.
-bool CudaBackend::Ops::gemv_takes(models::Linear w) const {
-  return fused_ && !b_.weights_.int4(w) && !b_.weights_.fp8().has(w);
+// The fused GEMV (RMSNorm prologue, its epilogues) takes dense layers of one or two rows that the
+// start-up plan keeps on it.
+bool CudaBackend::Ops::gemv_takes(models::Linear w, LinearOp op) const {
+  return fused_ && !b_.weights_.int4(w) && !b_.weights_.fp8().has(w) &&
+         b_.decode_linears_.gemv({op, b_.weights_.rows(w), b_.weights_.cols(w)}, T_);
 }
 
 const __nv_bfloat16* CudaBackend::Ops::dense(models::Linear w, const __nv_bfloat16*& x, int32_t rows) {
@@ -111,7 +113,7 @@ void CudaBackend::Ops::w4_linear(models::Linear w, const __nv_bfloat16* x, int32
 }
 
 void CudaBackend::Ops::norm_linear(models::Vector norm, models::Linear w, Buffer out) {
-  if (gemv_takes(w)) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
+  if (gemv_takes(w, LinearOp::kNormLinear)) normed_gemv(norm, w, buffer(out), GemvOutput::kBf16);
   else norm_then_gemm(norm, w, buffer(out));
 }
 
@@ -120,7 +122,7 @@ void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, 
     case models::Activation::kSilu:
       break;
   }
-  if (gemv_takes(w)) {
+  if (gemv_takes(w, LinearOp::kNormGatedLinear)) {
     normed_gemv(norm, w, buffer(out), GemvOutput::kSiluMul);
     return;
   }
@@ -191,7 +193,8 @@ void CudaBackend::Ops::attention(int32_t layer) {
 // A row-parallel layer's all-reduce goes through the residual exchange in decode steps the fused
 // GEMV takes, for dense layers without a bias (rank 0 adds a bias with the NCCL path's kernel).
 bool CudaBackend::Ops::takes_exchange(models::Linear w, models::Vector bias, size_t elems) const {
-  return b_.exchange_ != nullptr && gemv_takes(w) && !bias.valid() && b_.exchange_->fits(elems);
+  return b_.exchange_ != nullptr && gemv_takes(w, LinearOp::kLinearResidual) && !bias.valid() &&
+         b_.exchange_->fits(elems);
 }
 
 void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vector bias) {
@@ -217,7 +220,7 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
     w4_linear(w, buffer(in), T_, nullptr, residual);
   } else if (b_.weights_.fp8().has(w)) {
     b_.weights_.fp8().run(w, buffer(in), T_, {nullptr, residual}, b_.compute_);
-  } else if (fused_) {
+  } else if (gemv_takes(w, LinearOp::kLinearResidual)) {
     check_cuda(launch_gemv(residual_gemv_args(buffer(in), b_.weights_.matrix(w), residual, T_, N, K), b_.compute_),
                "linear + residual gemv");
   } else {

@@ -1,7 +1,8 @@
 // The ops of gpu/models/forward_ops.h on the CUDA backend's kernels, over one packed step. Shapes
 // (T tokens, rows x columns; the residual stream float32, the rest bf16):
 //   norm_linear        [T, H] -> [T, N]  GEMV with the RMSNorm in its prologue at 1-2 rows
-//                                        (gemv.h), else RMSNorm then cuBLASLt
+//                                        (gemv.h) where the start-up plan keeps it there
+//                                        (decode_linear_plan.h), else RMSNorm then cuBLASLt
 //   norm_gated_linear  [T, H] -> [T, I]  the same with silu(gate) * up in the GEMV's epilogue,
 //                                        else RMSNorm, cuBLASLt and the silu_mul kernel
 //   rotary_cache_write [T, (Hq + 2 Hkv) D] -> q [T, Hq, D], K/V -> paged cache (qkv_rope)
@@ -13,7 +14,8 @@
 //                      two updates to bf16 first, a visible part of the error against float32
 //                      over the 32 layers of an 8B model.
 // At 1-2 rows that is 6 kernels per layer instead of 9 with the same roundings; from 3 rows on
-// cuBLASLt's tensor cores win (zinfer-cuda-bench gemv).
+// cuBLASLt's tensor cores win (zinfer-cuda-bench gemv), and at 2 rows they win the larger layers
+// on some GPUs: which layers of a 1-2 row step stay on the GEMV is measured at start-up.
 // A tensor-parallel rank (gpu/models/tensor_parallel.h) runs the same ops on its slices, with
 // all-reduces of the residual after the embedding and each linear_residual and an all-gather of
 // the logits, all on the compute stream (so the decode graphs capture them): NCCL's, but for the
@@ -25,6 +27,7 @@
 
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/gemv.h"
+#include "gpu/decode_linear_plan.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -48,7 +51,9 @@ class CudaBackend::Ops final : public models::ForwardOps {
   __nv_bfloat16* buffer(models::Buffer b) const;
   void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
   void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
-  bool gemv_takes(models::Linear w) const;
+  // Whether the fused GEMV runs layer w of op `op` in this step (a decode step of 1-2 rows, a
+  // dense layer, and the start-up plan keeping it on the GEMV, decode_linear_plan.h).
+  bool gemv_takes(models::Linear w, LinearOp op) const;
   bool takes_exchange(models::Linear w, models::Vector bias, size_t elems) const;
   // An int4 layer (w4_gemm.h): into y (bf16), or added into the float32 residual; rows up to
   // kW4GemmMaxRows on the W4A16 kernel, more through W dequantized and cuBLASLt.

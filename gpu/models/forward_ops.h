@@ -1,7 +1,8 @@
 // The operations a model definition is written in, implemented once per backend (gpu/cpu/cpu_ops,
 // gpu/cuda/cuda_ops). An op names what is computed, not which kernel computes it: the CUDA
-// backend runs norm_linear as one GEMV with the RMSNorm in its prologue at one or two rows and as
-// RMSNorm + cuBLASLt above, so the definitions stay the same when a backend fuses differently.
+// backend runs norm_linear as one GEMV with the RMSNorm in its prologue at one or two rows (where
+// its start-up choice keeps the layer there) and as RMSNorm + cuBLASLt otherwise, so the
+// definitions stay the same when a backend fuses differently.
 //
 // The state the ops work on belongs to the backend and is sized for its largest step (T tokens):
 //   residual      [T, hidden] float32   the residual stream
