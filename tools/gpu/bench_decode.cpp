@@ -1,15 +1,17 @@
 // The decode section of zinfer-cuda-bench: the decode step of B sequences at a context of C keys
 // each, B = 1 … 64, C = 512 / 2,048 / 8,192, at Llama-3-8B's shapes (random bf16 weights) through
 // Backend::step (sampling and the per-step host synchronisation included, as a server pays
-// them), against the floor: the weight bytes plus the B · C keys' KV bytes at the copy rate
+// them), and the same with mixed contexts (C = mixed2048: 2,048 keys on average, spread evenly
+// over 64 … 4,032), against the floor: the weight bytes plus the steps' keys' KV bytes at the copy rate
 // measured in the same process. The contexts are not prefilled (their KV blocks hold whatever the
 // cache held: the step reads the same bytes), so the table is quick; a combination whose KV does
 // not fit the cache is reported as skipped.
-// Lines: "DECODE b=<B> ctx=<C> ms <t> floor_ms <f> x_floor <r>".
+// Lines: "DECODE b=<B> ctx=<C | mixedC> ms <t> floor_ms <f> x_floor <r>".
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu/cuda/cuda_backend.h"
@@ -35,11 +37,22 @@ void bench_decode(const Ceilings& ceil, int layers_arg) {
   std::uniform_int_distribution<int32_t> token(0, c.vocab_size - 1);
   uint64_t next_id = 1;
   const int steps = 24;
-  for (int ctx : {512, 2048, 8192}) {
+  // Contexts: every sequence at 512, 2,048 or 8,192 keys; or "mixed" (ctx < 0): -ctx keys on
+  // average, spread evenly over [64, 2·(-ctx) − 64] in a shuffled order, as a server's decode list.
+  for (int ctx : {512, 2048, 8192, -2048}) {
     for (int B : {1, 2, 4, 8, 16, 32, 64}) {
-      const int per_seq = (ctx + steps) / geo.block_size + 2;
+      std::vector<int> contexts(B, ctx);
+      if (ctx < 0) {
+        for (int i = 0; i < B; ++i) contexts[i] = B > 1 ? 64 + (-2 * ctx - 128) * i / (B - 1) : -ctx;
+        std::shuffle(contexts.begin(), contexts.end(), std::mt19937(B));
+      }
+      const int most = *std::max_element(contexts.begin(), contexts.end());
+      double keys = 0;
+      for (int k : contexts) keys += k;
+      const std::string label = ctx < 0 ? "mixed" + std::to_string(-ctx) : std::to_string(ctx);
+      const int per_seq = (most + steps) / geo.block_size + 2;
       if (static_cast<int64_t>(per_seq) * B > geo.num_gpu_blocks) {
-        std::printf("DECODE b=%d ctx=%d skipped: %d blocks do not fit the cache\n", B, ctx, per_seq * B);
+        std::printf("DECODE b=%d ctx=%s skipped: %d blocks do not fit the cache\n", B, label.c_str(), per_seq * B);
         continue;
       }
       std::vector<SequenceInput> seqs(B);
@@ -53,9 +66,9 @@ void bench_decode(const Ceilings& ceil, int layers_arg) {
       std::vector<double> times;
       for (int k = 0; k <= steps; ++k) {
         BatchInput b;
-        for (const SequenceInput& s : seqs) {
-          SequenceInput d = s;
-          d.start_pos = ctx + k;
+        for (int i = 0; i < B; ++i) {
+          SequenceInput d = seqs[i];
+          d.start_pos = contexts[i] + k;
           d.num_tokens = 1;
           if (k == 0) d.token_ids = {token(rng)};
           else d.use_last_sampled = true;
@@ -71,8 +84,9 @@ void bench_decode(const Ceilings& ceil, int layers_arg) {
       backend->step(done);
       std::sort(times.begin(), times.end());
       const double ms = times[times.size() / 2];
-      const double floor_ms = (weight_bytes + kv_per_token * B * (ctx + steps / 2.0)) / (ceil.copy_gbps * 1e9) * 1e3;
-      std::printf("DECODE b=%d ctx=%d ms %.3f floor_ms %.3f x_floor %.3f\n", B, ctx, ms, floor_ms, ms / floor_ms);
+      const double floor_ms = (weight_bytes + kv_per_token * (keys + B * steps / 2.0)) / (ceil.copy_gbps * 1e9) * 1e3;
+      std::printf("DECODE b=%d ctx=%s ms %.3f floor_ms %.3f x_floor %.3f\n", B, label.c_str(), ms, floor_ms,
+                  ms / floor_ms);
       std::fflush(stdout);
     }
   }
