@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "gpu/cuda/cuda_backend_impl.h"
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/cuda_ops.h"
 #include "gpu/cuda/gemv.h"
+#include "gpu/cuda/stream_timer.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -217,36 +219,23 @@ double CudaBackend::time_decode_layers(int32_t bucket) {
   PackedStep st = upload_step({}, bucket);
   st.decode_only = true;
   int32_t exchanges = 0;
-  cudaGraphExec_t exec = options_.cuda_graphs ? capture_layers(st, &exchanges) : nullptr;
-  cudaEvent_t begin = nullptr, end = nullptr;
+  auto destroy = [](cudaGraphExec_t g) { cudaGraphExecDestroy(g); };  // on an exception only
+  std::unique_ptr<CUgraphExec_st, decltype(destroy)> exec(
+      options_.cuda_graphs ? capture_layers(st, &exchanges) : nullptr, destroy);
+  auto step = [&] {
+    if (exec != nullptr) check_cuda(cudaGraphLaunch(exec.get(), compute_), "cudaGraphLaunch");
+    else run_layers(st);
+  };
+  step();
+  StreamTimer timer;
   double best = 0;
-  try {
-    check_cuda(cudaEventCreate(&begin), "cudaEventCreate");
-    check_cuda(cudaEventCreate(&end), "cudaEventCreate");
-    auto step = [&] {
-      if (exec != nullptr) check_cuda(cudaGraphLaunch(exec, compute_), "cudaGraphLaunch");
-      else run_layers(st);
-    };
-    step();
-    for (int r = 0; r < kRounds; ++r) {
-      check_cuda(cudaEventRecord(begin, compute_), "cudaEventRecord");
-      for (int i = 0; i < kSteps; ++i) step();
-      check_cuda(cudaEventRecord(end, compute_), "cudaEventRecord");
-      check_cuda(cudaEventSynchronize(end), "cudaEventSynchronize");
-      float ms = 0;
-      check_cuda(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
-      const double s = ms * 1e-3 / kSteps;
-      best = r == 0 ? s : std::min(best, s);
-    }
-  } catch (...) {
-    if (exec != nullptr) cudaGraphExecDestroy(exec);
-    if (begin != nullptr) cudaEventDestroy(begin);
-    if (end != nullptr) cudaEventDestroy(end);
-    throw;
+  for (int r = 0; r < kRounds; ++r) {
+    timer.start(compute_);
+    for (int i = 0; i < kSteps; ++i) step();
+    const double s = timer.stop_ms(compute_) * 1e-3 / kSteps;
+    best = r == 0 ? s : std::min(best, s);
   }
-  if (exec != nullptr) check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
-  check_cuda(cudaEventDestroy(begin), "cudaEventDestroy");
-  check_cuda(cudaEventDestroy(end), "cudaEventDestroy");
+  if (exec != nullptr) check_cuda(cudaGraphExecDestroy(exec.release()), "cudaGraphExecDestroy");
   return best;
 }
 

@@ -14,6 +14,7 @@
 #include "gpu/cuda/device_memory.h"
 #include "gpu/cuda/gemm.h"
 #include "gpu/cuda/random_fill.h"
+#include "gpu/cuda/stream_timer.h"
 
 namespace zinfer::gpu {
 namespace {
@@ -22,21 +23,13 @@ double median_ms(const std::function<void()>& fn, int warmup, int reps) {
   using cuda::check_cuda;
   for (int i = 0; i < warmup; ++i) fn();
   check_cuda(cudaDeviceSynchronize(), "ceiling warm-up");
-  cudaEvent_t a, b;
-  check_cuda(cudaEventCreate(&a), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&b), "cudaEventCreate");
+  cuda::StreamTimer timer;
   std::vector<float> times;
   for (int i = 0; i < reps; ++i) {
-    check_cuda(cudaEventRecord(a, nullptr), "cudaEventRecord");
+    timer.start(nullptr);
     fn();
-    check_cuda(cudaEventRecord(b, nullptr), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    times.push_back(ms);
+    times.push_back(timer.stop_ms(nullptr));
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/stream_timer.h"
 
 namespace zinfer::gpu::cuda {
 
@@ -105,9 +106,7 @@ const Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, bool f32_out) {
 // bursts favoured ones that are not: docs/benchmarks/gpu.md).
 cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const cublasLtMatmulHeuristicResult_t* results, int found,
                                    const void* x, const void* w, void* y, float beta, cudaStream_t stream) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  StreamTimer timer;
   const float alpha = 1.f;
   float best_ms = 0.f;
   int best = -1;
@@ -117,20 +116,15 @@ cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const cublasLtMatmulHeuristicR
                             workspace_.get(), workspace_.bytes(), stream);
     };
     if (launch() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; a candidate that fails is skipped
-    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+    timer.start(stream);
     bool ok = true;
     for (int r = 0; r < 3; ++r) ok &= launch() == CUBLAS_STATUS_SUCCESS;
-    check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0.f;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    const float ms = timer.stop_ms(stream);
     if (ok && (best < 0 || ms < best_ms)) {
       best_ms = ms;
       best = i;
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return results[std::max(best, 0)].algo;
 }
 
