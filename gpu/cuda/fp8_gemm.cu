@@ -8,14 +8,6 @@ __device__ __forceinline__ void store(Fp8Output out, size_t i, float v) {
   else out.bf16[i] = __float2bfloat16(v);
 }
 
-__global__ void fp8_scale_epilogue_kernel(const float* __restrict__ acc, const float* __restrict__ s_x,
-                                          const float* __restrict__ s_w, int32_t M, int32_t N, Fp8Output out) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<size_t>(M) * N) return;
-  const int32_t m = static_cast<int32_t>(i / N), n = static_cast<int32_t>(i % N);
-  store(out, i, acc[i] * (s_x[m] * s_w[n]));  // the CPU's order: acc · (s_x · s_w)
-}
-
 constexpr int kTile = 16;
 
 // A 16 x 16 tile of y per block, K in steps of 16 through shared memory; each thread keeps its
@@ -53,16 +45,6 @@ __global__ void fp8_gemm_direct_kernel(const __nv_fp8_e4m3* __restrict__ x_q, co
 }
 
 }  // namespace
-
-cudaError_t launch_fp8_scale_epilogue(const float* acc, const float* s_x, const float* s_w, int32_t M, int32_t N,
-                                      Fp8Output out, cudaStream_t stream) {
-  const size_t total = static_cast<size_t>(M) * N;
-  if (total == 0) return cudaSuccess;
-  constexpr int kThreads = 256;
-  fp8_scale_epilogue_kernel<<<static_cast<unsigned>((total + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-      acc, s_x, s_w, M, N, out);
-  return cudaGetLastError();
-}
 
 cudaError_t launch_fp8_gemm_direct(const __nv_fp8_e4m3* x_q, const float* s_x, const __nv_fp8_e4m3* w_q,
                                    const float* s_w, int32_t M, int32_t N, int32_t K, int32_t group, Fp8Output out,

@@ -1,12 +1,12 @@
 // The CUDA kernels of FP8 W8A8 linear layers (gpu/quant/fp8.h's arithmetic):
-//   fp8_quantize.cu  activations bf16 [M, K] -> e4m3 x_q [M, K] and s_x [M, groups]: per token and
+//   fp8_quantize.cu  activations bf16 [M, K] -> e4m3 x_q [M, K] and s_x [M, groups] (or
+//                    [groups, M], the order cuBLASLt's 1 x 128 block scales take): per token and
 //                    group, s_x = max(amax, 1e-10) / 448 (dynamic) or the static input scale;
 //                    x_q = e4m3(x / s_x), round to nearest even, saturating (cuda_fp8.h's
 //                    __NV_SATFINITE conversion)
-//   fp8_gemm.cu      the scale epilogue after cuBLASLt's e4m3 GEMM (acc float32 [M, N] ->
-//                    acc · s_x[m] · s_w[n] as bf16, or added into a float32 residual), and a direct
-//                    kernel for what cuBLASLt's FP8 GEMM does not take here (block-wise scales,
-//                    K or N not multiples of 16): Σ_g s_x[m, g] · s_w[n, g] · Σ_{k ∈ g} x_q · w_q
+//   fp8_gemm.cu      a direct kernel for what neither cuBLASLt's FP8 GEMM nor the mma kernel takes
+//                    (K or N not multiples of 16, groups the mma kernel cannot step):
+//                    Σ_g s_x[m, g] · s_w[n, g] · Σ_{k ∈ g} x_q · w_q
 #pragma once
 
 #include <cuda_bf16.h>
@@ -18,10 +18,14 @@
 
 namespace zinfer::gpu::cuda {
 
+// Where the scale of row m, group g goes: s_x[m · groups + g], or s_x[g · M + m].
+enum class Fp8ScaleOrder { kByRow, kByGroup };
+
 // static_scale > 0: every s_x is static_scale; else dynamic. The codes go to x_q, and/or widened
 // to f16 (exactly) to x_f16 for the mma kernel of fp8_mma.h; either may be null, not both.
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
-                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16 = nullptr);
+                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16 = nullptr,
+                                Fp8ScaleOrder order = Fp8ScaleOrder::kByRow);
 
 // x = bf16(rmsnorm(residual) · norm_weight) as launch_rmsnorm computes it, quantized as above with
 // one group per row (K inputs): one block per row.
@@ -34,10 +38,6 @@ struct Fp8Output {
   __nv_bfloat16* bf16 = nullptr;
   float* add_f32 = nullptr;
 };
-
-// out = acc[m, n] · (s_x[m] · s_w[n]) for one group (groups == 1).
-cudaError_t launch_fp8_scale_epilogue(const float* acc, const float* s_x, const float* s_w, int32_t M, int32_t N,
-                                      Fp8Output out, cudaStream_t stream);
 
 // The whole product without cuBLASLt: x_q [M, K], w_q [N, K], s_x [M, G], s_w [N, G], G groups of
 // `group` inputs.

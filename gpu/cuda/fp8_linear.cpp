@@ -1,6 +1,7 @@
 #include "gpu/cuda/fp8_linear.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -12,18 +13,33 @@
 namespace zinfer::gpu::cuda {
 namespace {
 
-// The float32 accumulator of one cuBLASLt product is at most this big; larger products run in
-// chunks of rows (gate_up of an 8B model at 2,048 tokens would otherwise take 470 MB).
-constexpr size_t kAccBytes = size_t{64} << 20;
 constexpr size_t kLtWorkspace = size_t{32} << 20;
+constexpr int64_t kBlock = 128;  // cuBLASLt's block scaling: 1 x 128 activation groups, 128 x 128 weight blocks
+
+// Rows m0... of an output of n columns.
+Fp8Output rows_from(Fp8Output out, int32_t m0, int32_t n) {
+  if (out.bf16) out.bf16 += static_cast<size_t>(m0) * n;
+  if (out.add_f32) out.add_f32 += static_cast<size_t>(m0) * n;
+  return out;
+}
 
 }  // namespace
 
-Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M) {
+Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks) {
   const bool mma = fp8_mma_supports(static_cast<int32_t>(rows), static_cast<int32_t>(cols), static_cast<int32_t>(group));
-  const bool lt = lt_shape(rows, cols, group);
+  // Block scaling computes rows in fours: fewer than four rows would all be the mma kernel's.
+  const bool lt = lt_shape(rows, cols, group, square_blocks) && (!square_blocks || M >= 4);
   if (mma && (M <= kFp8MmaMaxRows || !lt)) return Fp8Path::kMma;
   return lt ? Fp8Path::kCublasLt : Fp8Path::kDirect;
+}
+
+bool Fp8Layers::square_blocks(const quant::Fp8Weight& w) {
+  const int64_t G = w.groups();
+  if (w.group != kBlock || G < 2) return false;
+  for (int64_t n = 0; n < w.rows; ++n)
+    for (int64_t g = 0; g < G; ++g)
+      if (w.scale_at(n, g) != w.scale_at(n / kBlock * kBlock, g)) return false;
+  return true;
 }
 
 Fp8Layers::~Fp8Layers() {
@@ -51,6 +67,18 @@ void Fp8Layers::add(int32_t id, const quant::Fp8Weight& w) {
   l.group = static_cast<int32_t>(w.group);
   l.groups = static_cast<int32_t>(w.groups());
   l.static_scale = w.activation == quant::ActivationScheme::kStatic ? w.input_scale : 0.f;
+  l.square_blocks = square_blocks(w);
+  if (l.square_blocks) {
+    // cuBLASLt's 128 x 128 weight scales: the blocks of a 128-row block contiguous, their count
+    // padded to a multiple of 4 (an order measured on an H200 against the other candidates).
+    const int64_t row_blocks = (w.rows + kBlock - 1) / kBlock, stride = (l.groups + 3) / 4 * 4;
+    std::vector<float> blocks(static_cast<size_t>(row_blocks * stride), 0.f);
+    for (int64_t b = 0; b < row_blocks; ++b)
+      for (int64_t g = 0; g < l.groups; ++g) blocks[static_cast<size_t>(b * stride + g)] = w.scale_at(b * kBlock, g);
+    l.block_scale = DeviceBuffer(blocks.size() * sizeof(float), "fp8 block scales");
+    check_cuda(cudaMemcpy(l.block_scale.get(), blocks.data(), blocks.size() * sizeof(float), cudaMemcpyHostToDevice),
+               "upload of fp8 block scales");
+  }
   l.q = DeviceBuffer(w.q.size(), "fp8 weights");
   l.scale = DeviceBuffer(w.scale.size() * sizeof(float), "fp8 weight scales");
   check_cuda(cudaMemcpy(l.q.get(), w.q.data(), w.q.size(), cudaMemcpyHostToDevice), "upload of fp8 weights");
@@ -62,13 +90,14 @@ void Fp8Layers::add(int32_t id, const quant::Fp8Weight& w) {
 void Fp8Layers::prepare(int64_t max_rows) {
   if (layers_.empty() || max_rows_ > 0) return;
   max_rows_ = max_rows;
-  int64_t max_k = 0, max_n = 0, max_groups = 0;
+  int64_t max_k = 0, max_groups = 0;
+  bool lt = false;
   size_t partial_floats = 0, counters = 0;
   const int32_t mma_rows = static_cast<int32_t>(std::min<int64_t>(max_rows, kFp8MmaMaxRows));
   for (const auto& [id, l] : layers_) {
     max_k = std::max<int64_t>(max_k, l.cols);
     max_groups = std::max<int64_t>(max_groups, l.groups);
-    if (lt_eligible(l)) max_n = std::max<int64_t>(max_n, l.rows);
+    lt = lt || lt_shape(l.rows, l.cols, l.group, l.square_blocks);
     if (!fp8_mma_supports(l.rows, l.cols, l.group)) continue;
     counters = std::max(counters, fp8_mma_counters(l.rows));
     for (int32_t m = 1; m <= mma_rows; m = m < 8 ? 8 : 2 * m) {  // one row count per instantiation
@@ -84,18 +113,17 @@ void Fp8Layers::prepare(int64_t max_rows) {
     mma_counters_ = DeviceBuffer(counters * sizeof(uint32_t), "fp8 split-K counters");
     check_cuda(cudaMemset(mma_counters_.get(), 0, mma_counters_.bytes()), "zeroing the fp8 split-K counters");
   }
-  if (max_n > 0) {
-    acc_rows_ = std::clamp<int64_t>(static_cast<int64_t>(kAccBytes / (max_n * sizeof(float))), 1, max_rows);
-    acc_ = DeviceBuffer(static_cast<size_t>(acc_rows_ * max_n) * sizeof(float), "fp8 GEMM accumulator");
+  if (lt) {
     lt_workspace_ = DeviceBuffer(kLtWorkspace, "fp8 cuBLASLt workspace");
     check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
   }
 }
 
 // As gemm.cpp lays out the bf16 product: column-major yᵀ[n, m] = W[n, k] · xᵀ[k, m], A = W
-// transposed (the "TN" form cuBLASLt's FP8 GEMM requires), B = x.
-const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k) {
-  const auto key = std::make_tuple(m, n, k);
+// transposed (the "TN" form cuBLASLt's FP8 GEMM requires), B = x. The scales ride on A and B
+// (their pointers are set per call); C = D, bf16, or float32 with beta 1 to add into the residual.
+const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k, bool square_blocks, bool out_f32) {
+  const auto key = std::make_tuple(m, n, k, square_blocks, out_f32);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   Plan p;
   check_cublas(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate (fp8)");
@@ -104,9 +132,24 @@ const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k) {
                "set TRANSA (fp8)");
   check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
                "set TRANSB (fp8)");
+  const int32_t a_mode = square_blocks ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
+                                       : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  const int32_t b_mode = square_blocks ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                                       : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)),
+               "set A_SCALE_MODE (fp8)");
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)),
+               "set B_SCALE_MODE (fp8)");
+  // The heuristic refuses these scale modes without scale pointers: any device buffer stands in
+  // until lt_product sets the layer's own.
+  const void* stand_in = s_x_.get();
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &stand_in, sizeof(stand_in)),
+               "set A_SCALE_POINTER (fp8)");
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &stand_in, sizeof(stand_in)),
+               "set B_SCALE_POINTER (fp8)");
   check_cublas(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, k, n, k), "layout A (fp8)");
   check_cublas(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, k, m, k), "layout B (fp8)");
-  check_cublas(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, n, m, n), "layout C (fp8)");
+  check_cublas(cublasLtMatrixLayoutCreate(&p.c, out_f32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n), "layout C (fp8)");
   cublasLtMatmulPreference_t pref = nullptr;
   check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate (fp8)");
   const size_t ws = lt_workspace_.bytes();
@@ -119,6 +162,13 @@ const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k) {
   cublasLtMatmulPreferenceDestroy(pref);
   p.ok = status == CUBLAS_STATUS_SUCCESS && found > 0;
   if (p.ok) p.algo = result.algo;
+  if (!p.ok && !warned_)
+    std::fprintf(stderr,
+                 "zinfer cuda: cuBLASLt has no FP8 GEMM with %s scales for %lldx%lld at %lld rows (status %d); "
+                 "such products run on the mma or direct kernel, far slower\n",
+                 square_blocks ? "128 x 128 block" : "outer-vector", static_cast<long long>(n),
+                 static_cast<long long>(k), static_cast<long long>(m), static_cast<int>(status));
+  warned_ = warned_ || !p.ok;
   return plans_.emplace(key, p).first->second;
 }
 
@@ -131,34 +181,30 @@ Fp8Layers::Layer& Fp8Layers::layer_for(models::Linear w, int32_t M) {
 void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
-  const Fp8Path route = path(l.rows, l.cols, l.group, M);
-  if (route == Fp8Path::kMma) {
-    // Above 64 rows (block-wise layers, which cuBLASLt's GEMM does not take) in pieces of 64 rows,
-    // each reading the weights again: slower than one GEMM, far faster than the direct kernel.
-    for (int32_t m0 = 0; m0 < M; m0 += kFp8MmaMaxRows) {
-      const int32_t rows = std::min(kFp8MmaMaxRows, M - m0);
-      check_cuda(launch_fp8_quantize(x + static_cast<size_t>(m0) * l.cols, rows, l.cols, l.group, l.static_scale,
-                                     nullptr, s_x_.as<float>(), stream, x_f16_.as<__half>()),
-                 "fp8 activation quantize");
-      mma(l, m0, rows, out, stream);
-    }
-    return;
-  }
-  check_cuda(launch_fp8_quantize(x, M, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(),
-                                 stream),
+  const int32_t lt_m = lt_rows(l, M);
+  // The plan is looked up before anything is written: a product added into the residual must not
+  // be added twice by a fallback.
+  if (route(l, M) != Fp8Path::kCublasLt || handle_ == nullptr ||
+      !plan(lt_m, l.rows, l.cols, l.square_blocks, out.add_f32 != nullptr).ok)
+    return small(l, x, 0, M, out, stream);
+  check_cuda(launch_fp8_quantize(x, lt_m, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(),
+                                 stream, nullptr, l.square_blocks ? Fp8ScaleOrder::kByGroup : Fp8ScaleOrder::kByRow),
              "fp8 activation quantize");
-  product(l, route, M, out, stream);
+  lt_product(l, plan(lt_m, l.rows, l.cols, l.square_blocks, out.add_f32 != nullptr), out, stream);
+  if (lt_m < M) small(l, x, lt_m, M - lt_m, out, stream);
 }
 
 void Fp8Layers::run_normed(models::Linear w, const float* residual, const float* norm_weight, float eps,
                            __nv_bfloat16* normed, int32_t M, Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
-  const Fp8Path route = path(l.rows, l.cols, l.group, M);
-  // One group per row (the mma kernel then takes up to 64 rows in one launch, path() says): one
-  // block sees the row's whole group. Block-wise layers normalize first.
-  const bool mma_once = route == Fp8Path::kMma;
-  if (l.groups != 1) {
+  // One group per row: one kernel normalizes and quantizes for the mma kernel (f16 codes, up to
+  // 64 rows in one launch, path() says) or for cuBLASLt (e4m3 codes, a scale per row). Block-wise
+  // layers and fallbacks normalize first.
+  const bool mma_once = route(l, M) == Fp8Path::kMma && M <= kFp8MmaMaxRows;
+  const bool lt = route(l, M) == Fp8Path::kCublasLt && handle_ != nullptr &&
+                  plan(M, l.rows, l.cols, false, out.add_f32 != nullptr).ok;
+  if (l.groups != 1 || !(mma_once || lt)) {
     check_cuda(launch_rmsnorm(residual, norm_weight, normed, M, l.cols, eps, stream), "rmsnorm");
     return run(w, normed, M, out, stream);
   }
@@ -167,7 +213,27 @@ void Fp8Layers::run_normed(models::Linear w, const float* residual, const float*
                                       mma_once ? x_f16_.as<__half>() : nullptr),
              "rmsnorm + fp8 activation quantize");
   if (mma_once) mma(l, 0, M, out, stream);
-  else product(l, route, M, out, stream);
+  else lt_product(l, plan(M, l.rows, l.cols, false, out.add_f32 != nullptr), out, stream);
+}
+
+void Fp8Layers::small(const Layer& l, const __nv_bfloat16* x, int32_t m0, int32_t rows, Fp8Output out,
+                      cudaStream_t stream) {
+  const __nv_bfloat16* first = x + static_cast<size_t>(m0) * l.cols;
+  if (!fp8_mma_supports(l.rows, l.cols, l.group)) {
+    check_cuda(launch_fp8_quantize(first, rows, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(),
+                                   s_x_.as<float>(), stream),
+               "fp8 activation quantize");
+    return direct(l, rows, rows_from(out, m0, l.rows), stream);
+  }
+  // In pieces of 64 rows (block-wise layers above 64 rows that cuBLASLt does not take), each
+  // reading the weights again: slower than one GEMM, far faster than the direct kernel.
+  for (int32_t r0 = 0; r0 < rows; r0 += kFp8MmaMaxRows) {
+    const int32_t piece = std::min(kFp8MmaMaxRows, rows - r0);
+    check_cuda(launch_fp8_quantize(first + static_cast<size_t>(r0) * l.cols, piece, l.cols, l.group, l.static_scale,
+                                   nullptr, s_x_.as<float>(), stream, x_f16_.as<__half>()),
+               "fp8 activation quantize");
+    mma(l, m0 + r0, piece, out, stream);
+  }
 }
 
 // Rows [m0, m0 + rows) of the product on the mma kernel, their x_q (f16) and s_x staged at row 0.
@@ -181,50 +247,37 @@ void Fp8Layers::mma(const Layer& l, int32_t m0, int32_t rows, Fp8Output out, cud
   a.n = l.rows;
   a.k = l.cols;
   a.group = l.group;
-  a.out = out;
-  if (a.out.bf16) a.out.bf16 += static_cast<size_t>(m0) * l.rows;
-  if (a.out.add_f32) a.out.add_f32 += static_cast<size_t>(m0) * l.rows;
+  a.out = rows_from(out, m0, l.rows);
   a.partials = mma_partials_.as<float>();
   a.counters = mma_counters_.as<uint32_t>();
   check_cuda(launch_fp8_mma(a, stream), "fp8 mma");
 }
 
-// The product of M rows whose e4m3 codes and scales are in x_q_ and s_x_: cuBLASLt or the direct
-// kernel.
-void Fp8Layers::product(const Layer& l, Fp8Path route, int32_t M, Fp8Output out, cudaStream_t stream) {
-  auto* x_q = x_q_.as<__nv_fp8_e4m3>();
-  auto* s_x = s_x_.as<float>();
-  const auto* w_q = l.q.as<__nv_fp8_e4m3>();
-  const auto* s_w = l.scale.as<float>();
-  // cuBLASLt when it has an algorithm for both chunk sizes (checked before anything is written:
-  // a chunk added into the residual must not be added twice by a fallback).
-  const int32_t chunk = static_cast<int32_t>(std::min<int64_t>(acc_rows_, M));
-  const bool lt = route == Fp8Path::kCublasLt && handle_ != nullptr && plan(chunk, l.rows, l.cols).ok &&
-                  (M % chunk == 0 || plan(M % chunk, l.rows, l.cols).ok);
-  if (lt) {
-    const float alpha = 1.f, beta = 0.f;
-    for (int32_t m0 = 0; m0 < M; m0 += chunk) {
-      const int32_t rows = std::min(chunk, M - m0);
-      const Plan& p = plan(rows, l.rows, l.cols);
-      check_cublas(cublasLtMatmul(handle_, p.op, &alpha, w_q, p.a, x_q + static_cast<size_t>(m0) * l.cols, p.b, &beta,
-                                  acc_.get(), p.c, acc_.get(), p.c, &p.algo, lt_workspace_.get(),
-                                  lt_workspace_.bytes(), stream),
-                   "cublasLtMatmul (fp8)");
-      Fp8Output part = out;
-      if (part.bf16) part.bf16 += static_cast<size_t>(m0) * l.rows;
-      if (part.add_f32) part.add_f32 += static_cast<size_t>(m0) * l.rows;
-      check_cuda(launch_fp8_scale_epilogue(acc_.as<float>(), s_x + m0, s_w, rows, l.rows, part, stream),
-                 "fp8 scale epilogue");
-    }
-    return;
-  }
-  check_cuda(launch_fp8_gemm_direct(x_q, s_x, w_q, s_w, M, l.rows, l.cols, l.group, out, stream), "fp8 gemm");
+void Fp8Layers::direct(const Layer& l, int32_t M, Fp8Output out, cudaStream_t stream) {
+  check_cuda(launch_fp8_gemm_direct(x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(), l.q.as<__nv_fp8_e4m3>(),
+                                    l.scale.as<float>(), M, l.rows, l.cols, l.group, out, stream),
+             "fp8 gemm");
+}
+
+void Fp8Layers::lt_product(const Layer& l, const Plan& p, Fp8Output out, cudaStream_t stream) {
+  const void* a_scale = l.square_blocks ? l.block_scale.get() : l.scale.get();
+  const void* b_scale = s_x_.get();
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale)),
+               "set A_SCALE_POINTER (fp8)");
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale)),
+               "set B_SCALE_POINTER (fp8)");
+  const float alpha = 1.f, beta = out.add_f32 != nullptr ? 1.f : 0.f;
+  void* d = out.add_f32 != nullptr ? static_cast<void*>(out.add_f32) : static_cast<void*>(out.bf16);
+  check_cublas(cublasLtMatmul(handle_, p.op, &alpha, l.q.get(), p.a, x_q_.get(), p.b, &beta, d, p.c, d, p.c, &p.algo,
+                              lt_workspace_.get(), lt_workspace_.bytes(), stream),
+               "cublasLtMatmul (fp8)");
+  ++lt_products_;
 }
 
 size_t Fp8Layers::bytes() const {
-  size_t n = x_q_.bytes() + s_x_.bytes() + acc_.bytes() + lt_workspace_.bytes() + x_f16_.bytes() +
+  size_t n = x_q_.bytes() + s_x_.bytes() + lt_workspace_.bytes() + x_f16_.bytes() +
              mma_partials_.bytes() + mma_counters_.bytes();
-  for (const auto& [id, l] : layers_) n += l.q.bytes() + l.scale.bytes();
+  for (const auto& [id, l] : layers_) n += l.q.bytes() + l.scale.bytes() + l.block_scale.bytes();
   return n;
 }
 

@@ -2,11 +2,13 @@
 // with float32 scales [N, groups], activations quantized per step (fp8_kernels.h), and the product
 //   - for up to 64 rows (decode), on the mma kernel of fp8_mma.h, which reads the weights once at
 //     HBM speed (N a multiple of 16, K of 64, one group or groups of a multiple of 64);
-//   - for more rows, on cuBLASLt's e4m3 GEMM (sm_89+: e4m3 x e4m3, float32 accumulation into a
-//     float32 workspace, then the scale epilogue) for one scale group per row with K and N
-//     multiples of 16; block-wise layers, which it does not take, on the mma kernel 64 rows at a
-//     time;
-//   - otherwise (shapes neither takes, or a cuBLASLt without an algorithm) on the direct kernel.
+//   - for more rows, on cuBLASLt's e4m3 GEMM (Hopper, cuBLAS 12.9+), which applies the scales
+//     itself and writes bf16 or adds into the float32 residual (beta 1), K and N multiples of 16:
+//     one scale group per row as outer vectors (s_w[n] · s_x[m]); block-wise 128 x 128 weights
+//     (the rows of each 128-row block sharing their scales) as 128 x 128 blocks against 1 x 128
+//     activation groups, for rows in fours (its rule), the last 1-3 rows on the mma kernel;
+//     other block-wise layers on the mma kernel 64 rows at a time;
+//   - otherwise (shapes none takes, or a cuBLASLt without an algorithm) on the direct kernel.
 // CudaWeightStore owns one; the ops call run() for a layer that has() it (cuda_ops.cpp).
 #pragma once
 
@@ -32,7 +34,9 @@ enum class Fp8Path { kMma, kCublasLt, kDirect };
 
 class Fp8Layers {
  public:
-  static Fp8Path path(int64_t rows, int64_t cols, int64_t group, int64_t M);
+  // square_blocks: group 128 and the rows of each 128-row block share their scales.
+  static Fp8Path path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks = false);
+  static bool square_blocks(const quant::Fp8Weight& w);
 
   Fp8Layers() = default;
   ~Fp8Layers();
@@ -57,40 +61,53 @@ class Fp8Layers {
   void run_normed(models::Linear w, const float* residual, const float* norm_weight, float eps,
                   __nv_bfloat16* normed, int32_t M, Fp8Output out, cudaStream_t stream);
   size_t bytes() const;
+  // Products cuBLASLt has computed (tests: the path that ran is the one path() picks).
+  int64_t lt_products() const { return lt_products_; }
 
  private:
   struct Layer {
     DeviceBuffer q;      // [N, K] e4m3
     DeviceBuffer scale;  // [N, groups] float32
+    DeviceBuffer block_scale;  // square blocks: [ceil(N / 128), groups rounded up to 4], cuBLASLt's order
     int32_t rows = 0, cols = 0, group = 0, groups = 0;
+    bool square_blocks = false;
     float static_scale = 0;  // 0: dynamic
   };
   struct Plan {
     cublasLtMatmulDesc_t op = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
-    bool ok = false;  // cuBLASLt has an algorithm: else the direct kernel
+    bool ok = false;  // cuBLASLt has an algorithm: else the mma or direct kernel
   };
   Layer& layer_for(models::Linear w, int32_t M);
+  Fp8Path route(const Layer& l, int32_t M) const {
+    return path(l.rows, l.cols, l.group, M, l.square_blocks);
+  }
+  // Rows [m0, m0 + rows) of x (bf16 [M, K]) on the mma kernel, 64 at a time, or the direct kernel.
+  void small(const Layer& l, const __nv_bfloat16* x, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream);
   void mma(const Layer& l, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream);
-  void product(const Layer& l, Fp8Path route, int32_t M, Fp8Output out, cudaStream_t stream);
-  const Plan& plan(int64_t m, int64_t n, int64_t k);
-  // cuBLASLt's e4m3 GEMM takes one scale group per row and K, N multiples of 16. Its float32 sums
+  void direct(const Layer& l, int32_t M, Fp8Output out, cudaStream_t stream);
+  // The rows of x_q_ / s_x_ (quantized in the order cuBLASLt's scale mode takes) on cuBLASLt.
+  void lt_product(const Layer& l, const Plan& p, Fp8Output out, cudaStream_t stream);
+  const Plan& plan(int64_t m, int64_t n, int64_t k, bool square_blocks, bool out_f32);
+  // Rows cuBLASLt computes of M (block scaling takes them in fours).
+  static int32_t lt_rows(const Layer& l, int32_t M) { return l.square_blocks ? M & ~3 : M; }
+  // cuBLASLt's e4m3 GEMM takes K, N multiples of 16 and the scales as above. Its float32 sums
   // differ from exact ones by up to about 3e-4 relative (Hopper's e4m3 tensor cores keep fewer
   // accumulator bits than float32; measured on an H200), a tenth of the bf16 rounding of the
   // layer's output: the price of its throughput at many rows, as in every FP8 GEMM on Hopper.
-  static bool lt_eligible(const Layer& l) { return lt_shape(l.rows, l.cols, l.group); }
-  static bool lt_shape(int64_t rows, int64_t cols, int64_t group) {
-    return group == cols && rows % 16 == 0 && cols % 16 == 0;
+  static bool lt_shape(int64_t rows, int64_t cols, int64_t group, bool square_blocks) {
+    return (group == cols || square_blocks) && rows % 16 == 0 && cols % 16 == 0;
   }
 
   std::map<int32_t, Layer> layers_;
-  int64_t max_rows_ = 0, acc_rows_ = 0;
-  DeviceBuffer x_q_, s_x_, acc_, lt_workspace_;
+  int64_t max_rows_ = 0, lt_products_ = 0;
+  bool warned_ = false;  // that cuBLASLt lacks an algorithm, once
+  DeviceBuffer x_q_, s_x_, lt_workspace_;
   DeviceBuffer x_f16_;                       // [min(max_rows, 64), max K]: x_q widened for the mma kernel
   DeviceBuffer mma_partials_, mma_counters_;  // its split-K workspace (counters zero between launches)
   cublasLtHandle_t handle_ = nullptr;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Plan> plans_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool>, Plan> plans_;
 };
 
 }  // namespace zinfer::gpu::cuda

@@ -33,7 +33,8 @@ __device__ void write_code(float x, float s, size_t at, __nv_fp8_e4m3* x_q, __ha
 __global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const __nv_bfloat16* __restrict__ x, int32_t K,
                                                                 int32_t group, int32_t groups, float static_scale,
                                                                 __nv_fp8_e4m3* __restrict__ x_q,
-                                                                __half* __restrict__ x_f16, float* __restrict__ s_x) {
+                                                                __half* __restrict__ x_f16, float* __restrict__ s_x,
+                                                                bool by_group) {
   __shared__ float scratch[kThreads / 32];
   const int32_t m = blockIdx.x / groups, g = blockIdx.x % groups;
   const int32_t k0 = g * group, k1 = min(K, k0 + group);
@@ -44,7 +45,8 @@ __global__ void __launch_bounds__(kThreads) fp8_quantize_kernel(const __nv_bfloa
     for (int32_t k = k0 + threadIdx.x; k < k1; k += kThreads) a = fmaxf(a, fabsf(__bfloat162float(row[k])));
     s = dynamic_scale(block_reduce(a, scratch, true));
   }
-  if (threadIdx.x == 0) s_x[static_cast<size_t>(m) * groups + g] = s;
+  if (threadIdx.x == 0)
+    s_x[by_group ? static_cast<size_t>(g) * gridDim.x / groups + m : static_cast<size_t>(m) * groups + g] = s;
   for (int32_t k = k0 + threadIdx.x; k < k1; k += kThreads)
     write_code(__bfloat162float(row[k]), s, static_cast<size_t>(m) * K + k, x_q, x_f16);
 }
@@ -90,12 +92,13 @@ cudaError_t launch_fp8_norm_quantize(const float* residual, const float* norm_we
 }
 
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
-                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16) {
+                                __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16,
+                                Fp8ScaleOrder order) {
   if (M == 0) return cudaSuccess;
   if (x_q == nullptr && x_f16 == nullptr) return cudaErrorInvalidValue;
   const int32_t groups = (K + group - 1) / group;
-  fp8_quantize_kernel<<<static_cast<unsigned>(M) * groups, kThreads, 0, stream>>>(x, K, group, groups, static_scale,
-                                                                                  x_q, x_f16, s_x);
+  fp8_quantize_kernel<<<static_cast<unsigned>(M) * groups, kThreads, 0, stream>>>(
+      x, K, group, groups, static_scale, x_q, x_f16, s_x, order == Fp8ScaleOrder::kByGroup);
   return cudaGetLastError();
 }
 

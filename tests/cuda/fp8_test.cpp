@@ -2,9 +2,10 @@
 // (gpu/cpu/fp8_matrix.h, itself checked against numpy's float64 in tests/model/fp8_test.cpp):
 //   - the activation quantization kernel gives the CPU's e4m3 codes and scales bit for bit;
 //   - every layer of tests/data/models/fp8_cases (per-tensor / per-channel, static / dynamic,
-//     block 128 x 128 with N, K not multiples of 128: the direct kernel), per-channel layers
-//     cuBLASLt's e4m3 GEMM takes (K, N multiples of 16) and layers the mma kernel takes (fp8_mma.h:
-//     one group or block-wise, at every row-count instantiation and split), at M = 1 ... 129, with
+//     block 128 x 128 with N, K not multiples of 128), per-channel layers cuBLASLt's e4m3 GEMM
+//     takes (K, N multiples of 16, scales as outer vectors), block-wise layers on its 128 x 128
+//     block scaling (rows in fours, the rest on the mma kernel) and layers the mma kernel takes
+//     (fp8_mma.h: one group or block-wise, at every row-count instantiation and split), at M = 1 ... 200, with
 //     bf16 output and added into a float32 residual, match the CPU within bf16 output rounding
 //     (and, added in float32, within the accumulation error of the path Fp8Layers::path picks);
 //   - every layer of tests/data/models/ct_fp8_cases (compressed-tensors float-quantized, read by
@@ -67,6 +68,14 @@ TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
     size_t differing = 0;
     for (size_t i = 0; i < q.size(); ++i) differing += quant::e4m3_to_float(q[i].__x) != want_q[i];
     EXPECT_EQ(differing, 0u) << "M " << M << " K " << K;
+    // The same scales in cuBLASLt's block-scaling order, [groups, M].
+    check_cuda(launch_fp8_quantize(dx.get(), M, K, group, static_scale, dq.get(), ds.get(), nullptr, nullptr,
+                                   Fp8ScaleOrder::kByGroup),
+               "quantize by group");
+    const std::vector<float> by_group = ds.download();
+    for (int m = 0; m < M; ++m)
+      for (int g = 0; g < G; ++g) ASSERT_EQ(by_group[size_t(g) * M + m], want_s[size_t(m) * G + g]) << m << " " << g;
+    EXPECT_EQ(dq.download().size(), q.size());
   }
 }
 
@@ -123,7 +132,8 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vect
     cpu::Fp8Matrix(w).apply(x.data(), nullptr, want.data(), M);
     for (size_t i = 0; i < x.size(); ++i) abs_x[i] = std::abs(x[i]);  // |x| quantizes to |x_q|, same scales
     cpu::Fp8Matrix(magnitude).apply(abs_x.data(), nullptr, abs_sum.data(), M);
-    const bool short_accumulator = Fp8Layers::path(w.rows, w.cols, w.group, M) == Fp8Path::kCublasLt;
+    const bool short_accumulator =
+        Fp8Layers::path(w.rows, w.cols, w.group, M, Fp8Layers::square_blocks(w)) == Fp8Path::kCublasLt;
     Fp8Layers layers;
     layers.add(0, w);
     layers.prepare(256);
@@ -134,6 +144,7 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vect
     std::vector<float> residual(want.size(), 1.0f);
     DeviceArray<float> r(residual);
     layers.run(models::Linear{0}, dx.get(), M, {nullptr, r.get()}, nullptr);
+    EXPECT_EQ(layers.lt_products(), short_accumulator ? 2 : 0);  // the path picked is the path that ran
     const std::vector<float> got = to_float(y.download()), added = r.download();
     double scale = 0;
     for (float v : want) scale = std::max(scale, double(std::abs(v)));
@@ -143,6 +154,28 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vect
       ASSERT_NEAR(added[i], 1.0f + want[i], accumulation + 1e-6) << i;
     }
   }
+}
+
+// Random e4m3 codes with a scale per block of `block_rows` rows and 128 inputs (block-wise
+// checkpoints' 128 x 128 when block_rows is 128).
+quant::Fp8Weight random_block_weight(int N, int K, int block_rows, std::mt19937& rng) {
+  quant::Fp8Weight f;
+  f.rows = N;
+  f.cols = K;
+  f.group = 128;
+  f.q.resize(size_t(N) * K);
+  for (auto& code : f.q) {
+    code = static_cast<uint8_t>(rng() & 0xFF);
+    if ((code & 0x7F) == 0x7F) code &= 0xF0;  // no NaN codes
+  }
+  const int64_t G = f.groups();
+  std::vector<float> block_scale(size_t((N + block_rows - 1) / block_rows * G));
+  std::uniform_real_distribution<float> u(1e-4f, 2e-3f);
+  for (float& v : block_scale) v = u(rng);
+  f.scale.resize(size_t(N * G));
+  for (int n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) f.scale[size_t(n * G + g)] = block_scale[size_t(n / block_rows * G + g)];
+  return f;
 }
 
 TEST(CudaFp8, EveryFixtureLayerMatchesTheCpu) {
@@ -191,6 +224,49 @@ TEST(CudaFp8, CublasLtShapedLayersMatchTheCpu) {
   }
 }
 
+// run_normed (one kernel normalizes and quantizes a per-channel layer's rows) gives what the
+// RMSNorm kernel followed by run() gives, on the mma kernel and on cuBLASLt, writing bf16 and
+// adding into float32; a block-wise layer normalizes into `normed` first.
+TEST(CudaFp8, NormedProductsAreRmsnormThenTheProduct) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(19);
+  for (const auto& [N, K, block] : std::vector<std::tuple<int, int, bool>>{{272, 320, false}, {272, 96, false},
+                                                                          {208, 384, true}}) {
+    const quant::Fp8Weight f = block ? random_block_weight(N, K, 128, rng)
+                                     : quant::quantize_per_channel(random_floats(size_t(N) * K, rng, 0.05f).data(), N, K);
+    for (int M : {3, 129}) {
+      SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(K) + " M " + std::to_string(M));
+      Fp8Layers layers;
+      layers.add(0, f);
+      layers.prepare(256);
+      DeviceArray<float> residual(random_floats(size_t(M) * K, rng, 3.f));
+      DeviceArray<float> norm_weight(random_floats(size_t(K), rng, 1.f));
+      DeviceArray<__nv_bfloat16> normed(size_t(M) * K), want(size_t(M) * N), got(size_t(M) * N);
+      check_cuda(launch_rmsnorm(residual.get(), norm_weight.get(), normed.get(), M, K, 1e-5f, nullptr), "rmsnorm");
+      layers.run(models::Linear{0}, normed.get(), M, {want.get(), nullptr}, nullptr);
+      const int64_t before = layers.lt_products();
+      DeviceArray<__nv_bfloat16> scratch(size_t(M) * K);
+      layers.run_normed(models::Linear{0}, residual.get(), norm_weight.get(), 1e-5f, scratch.get(), M,
+                        {got.get(), nullptr}, nullptr);
+      EXPECT_EQ(layers.lt_products() - before, before);  // the path run() took
+      EXPECT_EQ(before, Fp8Layers::path(N, K, f.group, M, Fp8Layers::square_blocks(f)) == Fp8Path::kCublasLt ? 1 : 0);
+      std::vector<float> sums(size_t(M) * N, 0.5f);
+      DeviceArray<float> added(sums);
+      layers.run_normed(models::Linear{0}, residual.get(), norm_weight.get(), 1e-5f, scratch.get(), M,
+                        {nullptr, added.get()}, nullptr);
+      const std::vector<float> w = to_float(want.download()), g = to_float(got.download()), a = added.download();
+      double scale = 0;
+      for (float v : w) scale = std::max(scale, double(std::abs(v)));
+      ASSERT_GT(scale, 0.0);
+      // A rare element a bf16 ulp of the RMS moves by one e4m3 step moves its products by far less.
+      for (size_t i = 0; i < w.size(); ++i) {
+        ASSERT_NEAR(g[i], w[i], 2e-2 * scale) << i;
+        ASSERT_NEAR(a[i], 0.5f + w[i], 2e-2 * scale) << i;
+      }
+    }
+  }
+}
+
 // The mma kernel at every instantiation (rows 1-8, 9-16, 17-32, 33-64) and its edges, with the
 // split over inputs it picks for these shapes (several: few outputs), one group per row and
 // block-wise 128 x 128 scales (a 64-input step in one group; the last block of rows and inputs
@@ -200,7 +276,12 @@ TEST(CudaFp8, PathsAreChosenByRowsAndShape) {
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 64), Fp8Path::kMma);
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 65), Fp8Path::kCublasLt);
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 64), Fp8Path::kMma);     // block-wise
-  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 4096), Fp8Path::kMma);  // block-wise: 64 rows at a time
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 4096), Fp8Path::kMma);  // block-wise, not square: 64 rows at a time
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 64, true), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 65, true), Fp8Path::kCublasLt);  // 128 x 128 blocks
+  EXPECT_EQ(Fp8Layers::path(400, 640, 128, 3, true), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(400, 160, 128, 3, true), Fp8Path::kDirect);      // under 4 rows: not cuBLASLt's
+  EXPECT_EQ(Fp8Layers::path(400, 160, 128, 4, true), Fp8Path::kCublasLt);
   EXPECT_EQ(Fp8Layers::path(272, 96, 96, 1), Fp8Path::kCublasLt);     // K not a multiple of 64
   EXPECT_EQ(Fp8Layers::path(200, 96, 96, 1), Fp8Path::kDirect);       // N not a multiple of 16
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 96, 1), Fp8Path::kDirect);    // groups the mma kernel cannot step
@@ -220,27 +301,28 @@ TEST(CudaFp8, MmaKernelLayersMatchTheCpu) {
     compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K), rows);
   }
   for (const auto& [N, K] : std::vector<std::pair<int, int>>{{208, 384}, {144, 320}}) {
-    quant::Fp8Weight f;  // block-wise: each 128 x 128 block of W has its own scale
-    f.rows = N;
-    f.cols = K;
-    f.group = 128;
-    f.q.resize(size_t(N) * K);
-    for (auto& code : f.q) {
-      code = static_cast<uint8_t>(rng() & 0xFF);
-      if ((code & 0x7F) == 0x7F) code &= 0xF0;  // no NaN codes
-    }
-    const int64_t G = f.groups();
-    std::vector<float> block_scale(size_t((N + 127) / 128 * G));
-    std::uniform_real_distribution<float> u(1e-4f, 2e-3f);
-    for (float& v : block_scale) v = u(rng);
-    f.scale.resize(size_t(N * G));
-    for (int n = 0; n < N; ++n)
-      for (int64_t g = 0; g < G; ++g) f.scale[size_t(n * G + g)] = block_scale[size_t(n / 128 * G + g)];
+    const quant::Fp8Weight f = random_block_weight(N, K, 128, rng);
     ASSERT_TRUE(fp8_mma_supports(N, K, 128));
-    std::vector<int> more_rows = rows;
-    more_rows.push_back(129);  // in pieces of 64 rows
-    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), more_rows);
+    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), rows);
   }
+}
+
+// Block-wise layers past the mma kernel's 64 rows: 128 x 128 blocks on cuBLASLt's block scaling,
+// rows in fours and the last 1-3 on the mma kernel (N, K not multiples of 128, K not of 64); the
+// rows of a block of 64-row blocks do not share scales, so 64 rows at a time on the mma kernel.
+TEST(CudaFp8, BlockWiseLayersAboveTheMmaRowsMatchTheCpu) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(17);
+  const std::vector<int> rows = {65, 128, 129, 130, 131, 200};
+  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{208, 384}, {144, 320}, {400, 640}, {272, 160}}) {
+    const quant::Fp8Weight f = random_block_weight(N, K, 128, rng);
+    ASSERT_TRUE(Fp8Layers::square_blocks(f));
+    EXPECT_EQ(Fp8Layers::path(N, K, 128, 129, true), Fp8Path::kCublasLt);
+    compare_layer(f, "128 x 128 blocks " + std::to_string(N) + "x" + std::to_string(K), rows);
+  }
+  const quant::Fp8Weight halves = random_block_weight(208, 384, 64, rng);
+  EXPECT_FALSE(Fp8Layers::square_blocks(halves));
+  compare_layer(halves, "64-row blocks 208x384", {65, 129});
 }
 
 std::vector<float> logits_on(const std::string& device, const std::string& dir, const std::string& quantization) {

@@ -1,8 +1,9 @@
 // The fp8 section of zinfer-cuda-bench: FP8 W8A8 linear layers (gpu/cuda/fp8_linear.h, activation
 // quantization included) against bf16 cuBLASLt on the same GPU in the same process, at
 // Llama-3-8B's four layer shapes and M = 1 … 4096 rows, per-channel weight scales (the path
-// Fp8Layers::path picks: the mma kernel up to 64 rows, cuBLASLt's e4m3 GEMM above) and block-wise
-// 128 x 128 ones (the mma kernel at every M). Each time is a CUDA graph of back-to-back launches
+// Fp8Layers::path picks: the mma kernel up to 64 rows, cuBLASLt's e4m3 GEMM with outer-vector
+// scales above) and block-wise 128 x 128 ones (the mma kernel up to 64 rows, cuBLASLt's block
+// scaling above). Each time is a CUDA graph of back-to-back launches
 // over enough copies of the weights (≥ 256 MB) that no launch finds its weights in L2.
 // Lines: "FP8 <shape> m=<M> bf16_us <t> fp8_us <t> block_us <t> speedup <bf16 / fp8> <bf16 / block>".
 // ZINFER_BENCH_SHAPES (e.g. "o,down") runs some of the shapes only.
