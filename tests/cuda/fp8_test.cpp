@@ -46,19 +46,34 @@ std::vector<float> bf16_rounded(std::vector<float> x) {
   return x;
 }
 
+// The activation quantization kernels (one warp per group, one block per group, scalar) give the
+// CPU's codes and scales bit for bit, with the f16 form of each code beside it.
 TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(5);
   for (const auto& [M, K, group, static_scale] :
-       std::vector<std::tuple<int, int, int, float>>{{3, 200, 200, 0.f}, {17, 300, 128, 0.f}, {5, 64, 64, 0.01f}}) {
+       std::vector<std::tuple<int, int, int, float>>{
+           {3, 200, 200, 0.f},      // one warp per row (16-byte loads)
+           {5, 64, 64, 0.01f},      // the same, static
+           {17, 1024, 128, 0.f},    // one warp per 128-input group
+           {4, 1000, 1000, 0.f},    // a warp's most inputs, the last vectors partial
+           {2, 4096, 4096, 0.f},    // one block per row (16-byte loads)
+           {3, 14336, 14336, 0.f},
+           {2, 1032, 1032, 0.02f},  // one block per row, static
+           {17, 300, 128, 0.f},     // K not a multiple of 8: the scalar kernel
+           {3, 1030, 1030, 0.f}}) {
     std::vector<float> x = bf16_rounded(random_floats(size_t(M) * K, rng, 2.f));
     std::fill(x.begin(), x.begin() + K, 0.f);  // a zero row
     DeviceArray<__nv_bfloat16> dx(to_bf16(x));
     DeviceArray<__nv_fp8_e4m3> dq(size_t(M) * K);
+    DeviceArray<__half> dh(size_t(M) * K);
     const int G = (K + group - 1) / group;
     DeviceArray<float> ds(size_t(M) * G);
-    check_cuda(launch_fp8_quantize(dx.get(), M, K, group, static_scale, dq.get(), ds.get(), nullptr), "quantize");
+    check_cuda(launch_fp8_quantize(dx.get(), M, K, group, static_scale, dq.get(), ds.get(), nullptr, dh.get()),
+               "quantize");
     const std::vector<__nv_fp8_e4m3> q = dq.download();
+    const std::vector<__half> h = dh.download();
+    for (size_t i = 0; i < q.size(); ++i) ASSERT_EQ(__half2float(h[i]), quant::e4m3_to_float(q[i].__x)) << i;
     const std::vector<float> s = ds.download();
     std::vector<float> want_q(x.size()), want_s(s.size());
     quant::quantize_activations(x.data(), M, K, group,
