@@ -181,17 +181,22 @@ Fp8Layers::Layer& Fp8Layers::layer_for(models::Linear w, int32_t M) {
 void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
+  const Plan* p = lt_plan(l, M, out);
+  if (p == nullptr) return small(l, x, 0, M, out, stream);
   const int32_t lt_m = lt_rows(l, M);
-  // The plan is looked up before anything is written: a product added into the residual must not
-  // be added twice by a fallback.
-  if (route(l, M) != Fp8Path::kCublasLt || handle_ == nullptr ||
-      !plan(lt_m, l.rows, l.cols, l.square_blocks, out.add_f32 != nullptr).ok)
-    return small(l, x, 0, M, out, stream);
   check_cuda(launch_fp8_quantize(x, lt_m, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(),
                                  stream, nullptr, l.square_blocks ? Fp8ScaleOrder::kByGroup : Fp8ScaleOrder::kByRow),
              "fp8 activation quantize");
-  lt_product(l, plan(lt_m, l.rows, l.cols, l.square_blocks, out.add_f32 != nullptr), out, stream);
+  lt_product(l, *p, out, stream);
   if (lt_m < M) small(l, x, lt_m, M - lt_m, out, stream);
+}
+
+// The plan is looked up before anything is written: a product added into the residual must not
+// be added twice by a fallback.
+const Fp8Layers::Plan* Fp8Layers::lt_plan(const Layer& l, int32_t M, Fp8Output out) {
+  if (route(l, M) != Fp8Path::kCublasLt || handle_ == nullptr) return nullptr;
+  const Plan& p = plan(lt_rows(l, M), l.rows, l.cols, l.square_blocks, out.add_f32 != nullptr);
+  return p.ok ? &p : nullptr;
 }
 
 void Fp8Layers::run_normed(models::Linear w, const float* residual, const float* norm_weight, float eps,
@@ -202,9 +207,8 @@ void Fp8Layers::run_normed(models::Linear w, const float* residual, const float*
   // 64 rows in one launch, path() says) or for cuBLASLt (e4m3 codes, a scale per row). Block-wise
   // layers and fallbacks normalize first.
   const bool mma_once = route(l, M) == Fp8Path::kMma && M <= kFp8MmaMaxRows;
-  const bool lt = route(l, M) == Fp8Path::kCublasLt && handle_ != nullptr &&
-                  plan(M, l.rows, l.cols, false, out.add_f32 != nullptr).ok;
-  if (l.groups != 1 || !(mma_once || lt)) {
+  const Plan* lt = l.groups == 1 ? lt_plan(l, M, out) : nullptr;
+  if (l.groups != 1 || !(mma_once || lt != nullptr)) {
     check_cuda(launch_rmsnorm(residual, norm_weight, normed, M, l.cols, eps, stream), "rmsnorm");
     return run(w, normed, M, out, stream);
   }
@@ -213,7 +217,7 @@ void Fp8Layers::run_normed(models::Linear w, const float* residual, const float*
                                       mma_once ? x_f16_.as<__half>() : nullptr),
              "rmsnorm + fp8 activation quantize");
   if (mma_once) mma(l, 0, M, out, stream);
-  else lt_product(l, plan(M, l.rows, l.cols, false, out.add_f32 != nullptr), out, stream);
+  else lt_product(l, *lt, out, stream);
 }
 
 void Fp8Layers::small(const Layer& l, const __nv_bfloat16* x, int32_t m0, int32_t rows, Fp8Output out,

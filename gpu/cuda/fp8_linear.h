@@ -90,6 +90,9 @@ class Fp8Layers {
   // The rows of x_q_ / s_x_ (quantized in the order cuBLASLt's scale mode takes) on cuBLASLt.
   void lt_product(const Layer& l, const Plan& p, Fp8Output out, cudaStream_t stream);
   const Plan& plan(int64_t m, int64_t n, int64_t k, bool square_blocks, bool out_f32);
+  // The plan of a product of M rows that runs on cuBLASLt; null where it does not (path(), or no
+  // handle or algorithm).
+  const Plan* lt_plan(const Layer& l, int32_t M, Fp8Output out);
   // Rows cuBLASLt computes of M (block scaling takes them in fours).
   static int32_t lt_rows(const Layer& l, int32_t M) { return l.square_blocks ? M & ~3 : M; }
   // cuBLASLt's e4m3 GEMM takes K, N multiples of 16 and the scales as above. Its float32 sums
