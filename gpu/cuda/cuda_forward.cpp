@@ -247,6 +247,7 @@ void CudaBackend::choose_decode_linears() {
   const auto start = std::chrono::steady_clock::now();
   LinearShapeRecorder recorder(weights_);
   model_->layers(recorder);
+  if (recorder.shapes.empty()) return;  // every linear layer quantized: nothing runs on the GEMV
   for (int32_t bucket = 1; bucket <= std::min(options_.max_num_seqs, max_tokens_); ++bucket) {
     if (!fused_decode(bucket) || graph_bucket(bucket) != bucket) continue;
     const BucketChoice c = choose_bucket(recorder.shapes, kChoiceMargin, [&](const std::set<LinearShape>& gemm) {

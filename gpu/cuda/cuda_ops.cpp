@@ -24,7 +24,16 @@ CudaBackend::Ops::Ops(CudaBackend& backend, const PackedStep& step, std::vector<
       eps_(static_cast<float>(backend.config_.rms_norm_eps)), fused_(backend.fused_decode(step.padded_tokens)),
       splits_(step.num_decode > 0 ? backend.decode_splits(step.num_decode) : 1) {}
 
-__nv_bfloat16* CudaBackend::Ops::buffer(Buffer b) const {
+__nv_bfloat16* CudaBackend::Ops::buffer(Buffer b) {
+  if (pending_ && pending_->out == b) {
+    const PendingActivation p = *pending_;
+    pending_.reset();
+    check_cuda(launch_silu_mul(b_.act_.gate_up.as<__nv_bfloat16>(), storage(b), T_, p.inter, b_.compute_), "silu mul");
+  }
+  return storage(b);
+}
+
+__nv_bfloat16* CudaBackend::Ops::storage(Buffer b) const {
   switch (b) {
     case Buffer::kQkv: return b_.act_.qkv.as<__nv_bfloat16>();
     case Buffer::kAttn: return b_.act_.attn.as<__nv_bfloat16>();
@@ -126,17 +135,16 @@ void CudaBackend::Ops::norm_gated_linear(models::Vector norm, models::Linear w, 
     normed_gemv(norm, w, buffer(out), GemvOutput::kSiluMul);
     return;
   }
-  auto* gate_up = b_.act_.gate_up.as<__nv_bfloat16>();
-  norm_then_gemm(norm, w, gate_up);
-  check_cuda(launch_silu_mul(gate_up, buffer(out), T_, static_cast<int32_t>(b_.weights_.rows(w)) / 2, b_.compute_),
-             "silu mul");
+  if (pending_) buffer(pending_->out);  // computed from gate_up before it is overwritten
+  norm_then_gemm(norm, w, b_.act_.gate_up.as<__nv_bfloat16>());
+  pending_ = PendingActivation{out, static_cast<int32_t>(b_.weights_.rows(w)) / 2};
 }
 
 void CudaBackend::Ops::rotary_cache_write(const models::AttentionInputs& in, int32_t layer) {
   const ModelConfig& c = b_.config_;
   const StepLayout& L = *st_.layout;
   QkvRopeParams rp;
-  rp.qkv = b_.act_.qkv.as<__nv_bfloat16>();
+  rp.qkv = buffer(Buffer::kQkv);
   rp.bias = b_.weights_.data(in.qkv_bias);
   rp.q_norm = b_.weights_.data(in.q_norm);
   rp.k_norm = b_.weights_.data(in.k_norm);
@@ -169,7 +177,7 @@ void CudaBackend::Ops::attention(int32_t layer) {
   kv.v_cache8 = b_.kv_->v8(layer);
   kv.k_scale = b_.kv_->k_scale(layer);
   kv.v_scale = b_.kv_->v_scale(layer);
-  kv.out = b_.act_.attn.as<__nv_bfloat16>();
+  kv.out = buffer(Buffer::kAttn);
   kv.positions = meta_ + L.positions;
   kv.token_seq = meta_ + L.token_seq;
   kv.seq_block_offset = meta_ + L.seq_block_offset;
@@ -218,6 +226,10 @@ void CudaBackend::Ops::linear_residual(Buffer in, models::Linear w, models::Vect
   }
   if (b_.weights_.int4(w)) {
     w4_linear(w, buffer(in), T_, nullptr, residual);
+  } else if (b_.weights_.fp8().has(w) && pending_ && pending_->out == in) {
+    pending_.reset();
+    b_.weights_.fp8().run_gated(w, b_.act_.gate_up.as<__nv_bfloat16>(), storage(in), T_, {nullptr, residual},
+                                b_.compute_);
   } else if (b_.weights_.fp8().has(w)) {
     b_.weights_.fp8().run(w, buffer(in), T_, {nullptr, residual}, b_.compute_);
   } else if (gemv_takes(w, LinearOp::kLinearResidual)) {

@@ -4,7 +4,9 @@
 //                                        (gemv.h) where the start-up plan keeps it there
 //                                        (decode_linear_plan.h), else RMSNorm then cuBLASLt
 //   norm_gated_linear  [T, H] -> [T, I]  the same with silu(gate) * up in the GEMV's epilogue,
-//                                        else RMSNorm, cuBLASLt and the silu_mul kernel
+//                                        else RMSNorm, cuBLASLt and the silu_mul kernel (run
+//                                        when the output is first read; an FP8 down projection
+//                                        quantizes silu(gate) * up from gate_up itself)
 //   rotary_cache_write [T, (Hq + 2 Hkv) D] -> q [T, Hq, D], K/V -> paged cache (qkv_rope)
 //   attention          decode list: split-K on tensor cores; prefill tiles: wgmma / mma.sync
 // Int4 layers (GPTQ / AWQ checkpoints, cuda_weights.h) take RMSNorm as its own kernel, then the
@@ -23,6 +25,7 @@
 // (residual_exchange.h) in their own epilogue.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "gpu/cuda/cuda_backend_impl.h"
@@ -48,7 +51,10 @@ class CudaBackend::Ops final : public models::ForwardOps {
   void logits(models::Vector norm, models::Linear head) override;
 
  private:
-  __nv_bfloat16* buffer(models::Buffer b) const;
+  // The buffer's storage, with silu(gate) · up computed into it first if norm_gated_linear left it
+  // pending there.
+  __nv_bfloat16* buffer(models::Buffer b);
+  __nv_bfloat16* storage(models::Buffer b) const;
   void normed_gemv(models::Vector norm, models::Linear w, __nv_bfloat16* y, GemvOutput output);
   void norm_then_gemm(models::Vector norm, models::Linear w, __nv_bfloat16* y);
   // Whether the fused GEMV runs layer w of op `op` in this step (a decode step of 1-2 rows, a
@@ -73,6 +79,15 @@ class CudaBackend::Ops final : public models::ForwardOps {
   bool fused_;     // the GEMV layers (gemv.h) rather than cuBLASLt's
   int32_t splits_; // decode attention splits
   int32_t exchanges_ = 0;
+  // What norm_gated_linear leaves uncomputed when cuBLASLt wrote [gate | up] into act_.gate_up:
+  // the activation of `out` (`inter` columns). An FP8 layer reading `out` quantizes it straight
+  // from gate_up (Fp8Layers::run_gated: the activation is never written and read back); any other
+  // reader gets it from the silu_mul kernel first (buffer()).
+  struct PendingActivation {
+    models::Buffer out;
+    int32_t inter;
+  };
+  std::optional<PendingActivation> pending_;
 };
 
 }  // namespace zinfer::gpu::cuda

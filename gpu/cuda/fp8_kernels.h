@@ -1,9 +1,9 @@
 // The CUDA kernels of FP8 W8A8 linear layers (gpu/quant/fp8.h's arithmetic):
-//   fp8_quantize.cu  activations bf16 [M, K] -> e4m3 x_q [M, K] and s_x [M, groups] (or
-//                    [groups, M], the order cuBLASLt's 1 x 128 block scales take): per token and
-//                    group, s_x = max(amax, 1e-10) / 448 (dynamic) or the static input scale;
-//                    x_q = e4m3(x / s_x), round to nearest even, saturating (cuda_fp8.h's
-//                    __NV_SATFINITE conversion)
+//   fp8_quantize.cu  activations bf16 [M, K] (or the gated MLP's silu(gate) · up) -> e4m3 x_q
+//                    [M, K] and s_x [M, groups] (or [groups, M], the order cuBLASLt's 1 x 128
+//                    block scales take): per token and group, s_x = max(amax, 1e-10) / 448
+//                    (dynamic) or the static input scale; x_q = e4m3(x · (1 / s_x)), round to
+//                    nearest even, saturating (cuda_fp8.h's __NV_SATFINITE conversion)
 //   fp8_gemm.cu      a direct kernel for what neither cuBLASLt's FP8 GEMM nor the mma kernel takes
 //                    (K or N not multiples of 16, groups the mma kernel cannot step):
 //                    Σ_g s_x[m, g] · s_w[n, g] · Σ_{k ∈ g} x_q · w_q
@@ -26,6 +26,13 @@ enum class Fp8ScaleOrder { kByRow, kByGroup };
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
                                 __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16 = nullptr,
                                 Fp8ScaleOrder order = Fp8ScaleOrder::kByRow);
+
+// x = bf16(silu(gate) · up) as launch_silu_mul computes it from gate_up [M, 2 · inter] (gate in
+// columns [0, inter), up in [inter, 2 · inter)), quantized as above (K = inter) without x being
+// written: the gated MLP's down projection reads its codes instead of silu_mul's output.
+cudaError_t launch_fp8_silu_mul_quantize(const __nv_bfloat16* gate_up, int32_t M, int32_t inter, int32_t group,
+                                         float static_scale, __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream,
+                                         __half* x_f16 = nullptr, Fp8ScaleOrder order = Fp8ScaleOrder::kByRow);
 
 // x = bf16(rmsnorm(residual) · norm_weight) as launch_rmsnorm computes it, quantized as above with
 // one group per row (K inputs): one block per row.

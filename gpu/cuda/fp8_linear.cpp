@@ -8,6 +8,7 @@
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/fp8_mma.h"
 #include "gpu/cuda/rmsnorm.h"
+#include "gpu/cuda/silu_mul.h"
 #include "gpu/quant/fp8_parts.h"
 
 namespace zinfer::gpu::cuda {
@@ -25,11 +26,11 @@ Fp8Output rows_from(Fp8Output out, int32_t m0, int32_t n) {
 
 }  // namespace
 
-Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks) {
+Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks, int32_t mma_rows) {
   const bool mma = fp8_mma_supports(static_cast<int32_t>(rows), static_cast<int32_t>(cols), static_cast<int32_t>(group));
   // Block scaling computes rows in fours: fewer than four rows would all be the mma kernel's.
   const bool lt = lt_shape(rows, cols, group, square_blocks) && (!square_blocks || M >= 4);
-  if (mma && (M <= kFp8MmaMaxRows || !lt)) return Fp8Path::kMma;
+  if (mma && (M <= mma_rows || !lt)) return Fp8Path::kMma;  // past 64 rows, 64 at a time
   return lt ? Fp8Path::kCublasLt : Fp8Path::kDirect;
 }
 
@@ -140,6 +141,15 @@ const Fp8Layers::Plan& Fp8Layers::plan(int64_t m, int64_t n, int64_t k, bool squ
                "set A_SCALE_MODE (fp8)");
   check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)),
                "set B_SCALE_MODE (fp8)");
+  // Fast accumulation: the tensor cores' accumulator is not moved into float32 registers every few
+  // k-blocks. Hopper's e4m3 MMA keeps fewer accumulator bits than float32 either way (fp8_linear.h);
+  // the promotions cost issue slots at the long K of an 8B model's layers (docs/benchmarks/
+  // quantization.md has the figures), and the per-channel scales are applied once at the end in
+  // both modes. Block-wise plans keep the default: their scales change every 128 inputs.
+  const int8_t fast_accumulation = square_blocks ? 0 : 1;
+  check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation,
+                                              sizeof(fast_accumulation)),
+               "set FAST_ACCUM (fp8)");
   // The heuristic refuses these scale modes without scale pointers: any device buffer stands in
   // until lt_product sets the layer's own.
   const void* stand_in = s_x_.get();
@@ -220,6 +230,35 @@ void Fp8Layers::run_normed(models::Linear w, const float* residual, const float*
   else lt_product(l, *lt, out, stream);
 }
 
+void Fp8Layers::run_gated(models::Linear w, const __nv_bfloat16* gate_up, __nv_bfloat16* activated, int32_t M,
+                          Fp8Output out, cudaStream_t stream) {
+  if (M == 0) return;
+  Layer& l = layer_for(w, M);
+  const bool mma_once = route(l, M) == Fp8Path::kMma && M <= kFp8MmaMaxRows;
+  const Plan* lt = mma_once ? nullptr : lt_plan(l, M, out);
+  if (!mma_once && lt == nullptr) {
+    check_cuda(launch_silu_mul(gate_up, activated, M, l.cols, stream), "silu mul");
+    return run(w, activated, M, out, stream);
+  }
+  if (mma_once) {
+    check_cuda(launch_fp8_silu_mul_quantize(gate_up, M, l.cols, l.group, l.static_scale, nullptr, s_x_.as<float>(),
+                                            stream, x_f16_.as<__half>()),
+               "silu mul + fp8 activation quantize");
+    return mma(l, 0, M, out, stream);
+  }
+  const int32_t lt_m = lt_rows(l, M);
+  check_cuda(launch_fp8_silu_mul_quantize(gate_up, lt_m, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(),
+                                          s_x_.as<float>(), stream, nullptr,
+                                          l.square_blocks ? Fp8ScaleOrder::kByGroup : Fp8ScaleOrder::kByRow),
+             "silu mul + fp8 activation quantize");
+  lt_product(l, *lt, out, stream);
+  if (lt_m == M) return;
+  // Block scaling's last 1-3 rows: activated, then on the mma kernel.
+  const size_t first = static_cast<size_t>(lt_m) * l.cols;
+  check_cuda(launch_silu_mul(gate_up + 2 * first, activated + first, M - lt_m, l.cols, stream), "silu mul");
+  small(l, activated, lt_m, M - lt_m, out, stream);
+}
+
 void Fp8Layers::small(const Layer& l, const __nv_bfloat16* x, int32_t m0, int32_t rows, Fp8Output out,
                       cudaStream_t stream) {
   const __nv_bfloat16* first = x + static_cast<size_t>(m0) * l.cols;
@@ -276,6 +315,12 @@ void Fp8Layers::lt_product(const Layer& l, const Plan& p, Fp8Output out, cudaStr
                               lt_workspace_.get(), lt_workspace_.bytes(), stream),
                "cublasLtMatmul (fp8)");
   ++lt_products_;
+}
+
+void Fp8Layers::set_mma_rows(int32_t rows) {
+  if (rows < 1 || rows > kFp8MmaMaxRows)
+    throw std::invalid_argument("fp8 mma rows " + std::to_string(rows) + " outside 1.." + std::to_string(kFp8MmaMaxRows));
+  mma_rows_ = rows;
 }
 
 size_t Fp8Layers::bytes() const {

@@ -1,7 +1,8 @@
 // The CUDA backend's FP8 W8A8 linear layers (gpu/quant/fp8.h): weights kept as e4m3 on the device
 // with float32 scales [N, groups], activations quantized per step (fp8_kernels.h), and the product
-//   - for up to 64 rows (decode), on the mma kernel of fp8_mma.h, which reads the weights once at
-//     HBM speed (N a multiple of 16, K of 64, one group or groups of a multiple of 64);
+//   - for up to kMmaRows rows (decode), on the mma kernel of fp8_mma.h, which reads the weights
+//     once at HBM speed (N a multiple of 16, K of 64, one group or groups of a multiple of 64); it
+//     takes up to 64 rows where cuBLASLt does not take the layer;
 //   - for more rows, on cuBLASLt's e4m3 GEMM (Hopper, cuBLAS 12.9+), which applies the scales
 //     itself and writes bf16 or adds into the float32 residual (beta 1), K and N multiples of 16:
 //     one scale group per row as outer vectors (s_w[n] · s_x[m]); block-wise 128 x 128 weights
@@ -34,8 +35,14 @@ enum class Fp8Path { kMma, kCublasLt, kDirect };
 
 class Fp8Layers {
  public:
-  // square_blocks: group 128 and the rows of each 128-row block share their scales.
-  static Fp8Path path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks = false);
+  // The most rows the mma kernel computes where cuBLASLt takes the layer too: from 17 rows on the
+  // mma kernel, which holds every row's accumulators per 16 outputs and re-reads x from shared
+  // memory per warp, falls behind cuBLASLt (zinfer-cuda-bench fp8, docs/benchmarks/quantization.md).
+  static constexpr int32_t kMmaRows = 16;
+  // square_blocks: group 128 and the rows of each 128-row block share their scales. mma_rows: as
+  // kMmaRows (1 … kFp8MmaMaxRows).
+  static Fp8Path path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks = false,
+                      int32_t mma_rows = kMmaRows);
   static bool square_blocks(const quant::Fp8Weight& w);
 
   Fp8Layers() = default;
@@ -60,7 +67,16 @@ class Fp8Layers {
   // kernel writes x into `normed` ([M, K] bf16) and run() follows.
   void run_normed(models::Linear w, const float* residual, const float* norm_weight, float eps,
                   __nv_bfloat16* normed, int32_t M, Fp8Output out, cudaStream_t stream);
+  // The same for x = silu(gate) · up, the gated MLP's activation of gate_up ([M, 2 K] bf16,
+  // silu_mul.h): where the product reads codes (cuBLASLt, the mma kernel) one kernel activates and
+  // quantizes, and x is never written; otherwise silu_mul writes x into `activated` ([M, K] bf16)
+  // and run() follows.
+  void run_gated(models::Linear w, const __nv_bfloat16* gate_up, __nv_bfloat16* activated, int32_t M, Fp8Output out,
+                 cudaStream_t stream);
   size_t bytes() const;
+  // Moves the rows up to which the mma kernel runs (kMmaRows) for this object's layers: the
+  // benchmark times both kernels at the same rows with it.
+  void set_mma_rows(int32_t rows);
   // Products cuBLASLt has computed (tests: the path that ran is the one path() picks).
   int64_t lt_products() const { return lt_products_; }
 
@@ -81,7 +97,7 @@ class Fp8Layers {
   };
   Layer& layer_for(models::Linear w, int32_t M);
   Fp8Path route(const Layer& l, int32_t M) const {
-    return path(l.rows, l.cols, l.group, M, l.square_blocks);
+    return path(l.rows, l.cols, l.group, M, l.square_blocks, mma_rows_);
   }
   // Rows [m0, m0 + rows) of x (bf16 [M, K]) on the mma kernel, 64 at a time, or the direct kernel.
   void small(const Layer& l, const __nv_bfloat16* x, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream);
@@ -105,6 +121,7 @@ class Fp8Layers {
 
   std::map<int32_t, Layer> layers_;
   int64_t max_rows_ = 0, lt_products_ = 0;
+  int32_t mma_rows_ = kMmaRows;
   bool warned_ = false;  // that cuBLASLt lacks an algorithm, once
   DeviceBuffer x_q_, s_x_, lt_workspace_;
   DeviceBuffer x_f16_;                       // [min(max_rows, 64), max K]: x_q widened for the mma kernel

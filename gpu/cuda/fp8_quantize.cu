@@ -1,108 +1,135 @@
+// The activation quantization of fp8_kernels.h for x (or the gated MLP's silu(gate) · up), by
+// (row, group) items, each read once and held in registers between its amax and its codes:
+//   - groups of up to 1,024 inputs (block-wise layers' 1 x 128 groups, rows of small models):
+//     kLanes lanes of a warp per item (8, 16 or 32), so that a 128-input group keeps 16 lanes busy
+//     with one 16-byte load each instead of idling half a warp;
+//   - wider groups (a whole row of a per-token scale) up to 1,024 · 8 · 4 inputs: blocks of 256 to
+//     1,024 threads as many as the GPU holds at once, each walking items a grid apart, VPT 16-byte
+//     loads per thread, one block reduction per item, and the next item's bytes fetched before the
+//     current one's values are computed (a block's reduction and codes would otherwise leave HBM
+//     idle: the gated rows, which compute silu once per input, ran at 0.46 of the copy rate). Wide
+//     rows take more threads rather than more vectors per thread (fewer registers a thread);
+//   - anything else (wider rows, K or groups not multiples of 8, unaligned x): a block per item in
+//     two passes (amax, then codes, the row then in L1/L2), scalar loads where vectors cannot be.
 #include "gpu/cuda/fp8_kernels.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
+
+#include "gpu/cuda/fp8_quantize.cuh"
 
 namespace zinfer::gpu::cuda {
 namespace {
 
-constexpr int kThreads = 256;
+using namespace fp8_quantize_detail;
 
-__device__ float block_reduce(float v, float* scratch, bool max) {
-  for (int off = 16; off > 0; off >>= 1) {
-    const float o = __shfl_xor_sync(0xffffffffu, v, off);
-    v = max ? fmaxf(v, o) : v + o;
-  }
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x / 32] = v;
-  __syncthreads();
-  float r = 0.f;  // amax ≥ 0 and sums start at 0 alike
-  for (int w = 0; w < kThreads / 32; ++w) r = max ? fmaxf(r, scratch[w]) : r + scratch[w];
-  __syncthreads();  // scratch is reused by the next reduction
-  return r;
-}
+// The item's inputs a lane (of kLanes) or thread (of kThreads) holds: up to kVectors 16-byte loads.
+constexpr int kWarpVectors = 4;
+constexpr int kWarpInputs = 32 * 8 * kWarpVectors;
 
-// A dynamic scale from the group's amax (fp8.h).
-__device__ float dynamic_scale(float amax) { return fmaxf(amax, 1e-10f) / 448.f; }
-
-// x's e4m3 code. IEEE division (no fast-math here), as the CPU reference divides; the conversion
-// rounds to nearest even and saturates to ±448 (NaN stays NaN).
-__device__ __forceinline__ uint8_t code_of(float x, float s) {
-  return __nv_cvt_float_to_fp8(__fdiv_rn(x, s), __NV_SATFINITE, __NV_E4M3);
-}
-
-// x's code at `at`, into x_q and/or x_f16.
-__device__ void write_code(float x, float s, size_t at, __nv_fp8_e4m3* x_q, __half* x_f16) {
-  const uint8_t code = code_of(x, s);
-  if (x_q != nullptr) x_q[at].__x = code;
-  if (x_f16 != nullptr) x_f16[at] = __half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3));
-}
-
-// Where row m's scale of group g goes (Fp8ScaleOrder).
-__device__ __forceinline__ size_t scale_index(int32_t m, int32_t g, int32_t M, int32_t groups, bool by_group) {
-  return by_group ? static_cast<size_t>(g) * M + m : static_cast<size_t>(m) * groups + g;
-}
-
-// V consecutive inputs: 1 (a scalar load), or 8 as one 16-byte load with their codes as one
-// 8-byte (e4m3) or 16-byte (f16) store, so that a warp moves 512 bytes of x per instruction
-// instead of 64 (the scalar form is bound by its load instructions, not by HBM).
-template <int V>
-struct Inputs {
-  float v[V];
-};
-
-template <int V>
-__device__ __forceinline__ Inputs<V> load_inputs(const __nv_bfloat16* p) {
-  Inputs<V> e;
-  if constexpr (V == 1) {
-    e.v[0] = __bfloat162float(*p);
-  } else {
-    static_assert(V == 8);
-    const uint4 u = *reinterpret_cast<const uint4*>(p);
-    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __bfloat1622float2(h[i]);
-      e.v[2 * i] = f.x;
-      e.v[2 * i + 1] = f.y;
-    }
-  }
-  return e;
-}
-
-template <int V>
-__device__ __forceinline__ float amax_of(const Inputs<V>& e, float a) {
-  for (float v : e.v) a = fmaxf(a, fabsf(v));
+template <int kLanes>
+__device__ __forceinline__ float lanes_max(float a) {
+  for (int off = kLanes / 2; off > 0; off >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, off));
   return a;
 }
 
-// The codes of x[at .. at + V), as write_code computes each.
-template <int V>
-__device__ __forceinline__ void write_codes(const Inputs<V>& e, float s, size_t at, __nv_fp8_e4m3* x_q,
-                                            __half* x_f16) {
-  if constexpr (V == 1) {
-    write_code(e.v[0], s, at, x_q, x_f16);
-  } else {
-    uint8_t codes[8];
-    for (int i = 0; i < 8; ++i) codes[i] = code_of(e.v[i], s);
-    if (x_q != nullptr) *reinterpret_cast<uint2*>(x_q + at) = *reinterpret_cast<const uint2*>(codes);
-    if (x_f16 != nullptr) {
-      __half h[8];
-      for (int i = 0; i < 8; ++i) h[i] = __half(__nv_cvt_fp8_to_halfraw(codes[i], __NV_E4M3));
-      *reinterpret_cast<uint4*>(x_f16 + at) = *reinterpret_cast<const uint4*>(h);
-    }
-  }
-}
-
-// One block per (row, group), V inputs per load (8: K and group multiples of 8): the group's
-// amax by a block reduction, then its codes in a second pass (the group, up to tens of KB, is
-// then in L1 or L2).
-template <int V>
-__global__ void __launch_bounds__(kThreads) fp8_quantize_block_kernel(const __nv_bfloat16* __restrict__ x, int32_t M,
-                                                                      int32_t K, int32_t group, int32_t groups,
+template <int kLanes, typename Rows>
+__global__ void __launch_bounds__(kThreads) fp8_quantize_lanes_kernel(const Rows x, int32_t M, int32_t K,
+                                                                      int32_t group, int32_t groups,
                                                                       float static_scale,
                                                                       __nv_fp8_e4m3* __restrict__ x_q,
                                                                       __half* __restrict__ x_f16,
                                                                       float* __restrict__ s_x, bool by_group) {
+  const int64_t thread = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t items = static_cast<int64_t>(M) * groups, item = thread / kLanes;
+  if ((thread & ~int64_t{31}) / kLanes >= items) return;  // whole warps leave together (the shuffles)
+  const bool valid = item < items;
+  const int sub = threadIdx.x % kLanes;
+  const int32_t m = valid ? static_cast<int32_t>(item / groups) : 0, g = valid ? static_cast<int32_t>(item % groups) : 0;
+  const int32_t k0 = g * group, k1 = valid ? min(K, k0 + group) : 0;
+  Inputs<8> e[kWarpVectors];
+  float a = 0.f;
+#pragma unroll
+  for (int i = 0; i < kWarpVectors; ++i) {
+    const int32_t k = k0 + (i * kLanes + sub) * 8;
+    if (k < k1) {
+      e[i] = x.template load<8>(m, k);
+      a = amax_of(e[i], a);
+    }
+  }
+  const float s = static_scale > 0.f ? static_scale : dynamic_scale(lanes_max<kLanes>(a));
+  if (!valid) return;
+  if (sub == 0) s_x[scale_index(m, g, M, groups, by_group)] = s;
+  const float inv_s = inverse_scale(s);
+  const size_t row = static_cast<size_t>(m) * K;
+#pragma unroll
+  for (int i = 0; i < kWarpVectors; ++i) {
+    const int32_t k = k0 + (i * kLanes + sub) * 8;
+    if (k < k1) write_codes(e[i], inv_s, row + k, x_q, x_f16);
+  }
+}
+
+template <int THREADS, int VPT, typename Rows>
+__global__ void __launch_bounds__(THREADS) fp8_quantize_row_kernel(const Rows x, int32_t M, int32_t K, int32_t group,
+                                                                   int32_t groups, float static_scale,
+                                                                   __nv_fp8_e4m3* __restrict__ x_q,
+                                                                   __half* __restrict__ x_f16,
+                                                                   float* __restrict__ s_x, bool by_group) {
+  __shared__ float scratch[THREADS / 32];
+  using Raw = typename Rows::Raw;
+  const int64_t items = static_cast<int64_t>(M) * groups;
+  auto fetch = [&](int64_t item, Raw (&raw)[VPT]) {
+    const int32_t m = static_cast<int32_t>(item / groups), g = static_cast<int32_t>(item % groups);
+    const int32_t k0 = g * group, k1 = min(K, k0 + group);
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int32_t k = k0 + (i * THREADS + threadIdx.x) * 8;
+      if (k < k1) raw[i] = x.fetch(m, k);
+    }
+  };
+  // The next item's bytes are in flight while this one's values, amax and codes are computed; at
+  // four vectors a thread the two sets would not fit a 1,024-thread block's 64 registers a thread.
+  constexpr bool kAhead = VPT <= 2;
+  Raw raw[VPT], next[kAhead ? VPT : 1];
+  if (kAhead && blockIdx.x < items) fetch(blockIdx.x, raw);
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    if constexpr (kAhead) {
+      if (item + gridDim.x < items) fetch(item + gridDim.x, next);
+    } else {
+      fetch(item, raw);
+    }
+    const int32_t m = static_cast<int32_t>(item / groups), g = static_cast<int32_t>(item % groups);
+    const int32_t k0 = g * group, k1 = min(K, k0 + group);
+    Inputs<8> e[VPT];
+    float a = 0.f;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int32_t k = k0 + (i * THREADS + threadIdx.x) * 8;
+      if (k < k1) {
+        e[i] = Rows::values(raw[i]);
+        a = amax_of(e[i], a);
+      }
+    }
+    const float s = static_scale > 0.f ? static_scale : dynamic_scale(block_reduce<THREADS>(a, scratch, true));
+    if (threadIdx.x == 0) s_x[scale_index(m, g, M, groups, by_group)] = s;
+    const float inv_s = inverse_scale(s);
+    const size_t row = static_cast<size_t>(m) * K;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int32_t k = k0 + (i * THREADS + threadIdx.x) * 8;
+      if (k < k1) write_codes(e[i], inv_s, row + k, x_q, x_f16);
+      if constexpr (kAhead) raw[i] = next[i];
+    }
+  }
+}
+
+template <int V, typename Rows>
+__global__ void __launch_bounds__(kThreads) fp8_quantize_two_pass_kernel(const Rows x, int32_t M, int32_t K,
+                                                                         int32_t group, int32_t groups,
+                                                                         float static_scale,
+                                                                         __nv_fp8_e4m3* __restrict__ x_q,
+                                                                         __half* __restrict__ x_f16,
+                                                                         float* __restrict__ s_x, bool by_group) {
   __shared__ float scratch[kThreads / 32];
   const int32_t m = blockIdx.x / groups, g = blockIdx.x % groups;
   const int32_t k0 = g * group, k1 = min(K, k0 + group);
@@ -110,142 +137,87 @@ __global__ void __launch_bounds__(kThreads) fp8_quantize_block_kernel(const __nv
   float s = static_scale;
   if (!(static_scale > 0.f)) {
     float a = 0.f;
-    for (int32_t k = k0 + threadIdx.x * V; k < k1; k += kThreads * V) a = amax_of(load_inputs<V>(x + row + k), a);
+    for (int32_t k = k0 + threadIdx.x * V; k < k1; k += kThreads * V) a = amax_of(x.template load<V>(m, k), a);
     s = dynamic_scale(block_reduce(a, scratch, true));
   }
   if (threadIdx.x == 0) s_x[scale_index(m, g, M, groups, by_group)] = s;
+  const float inv_s = inverse_scale(s);
   for (int32_t k = k0 + threadIdx.x * V; k < k1; k += kThreads * V)
-    write_codes(load_inputs<V>(x + row + k), s, row + k, x_q, x_f16);
+    write_codes(x.template load<V>(m, k), inv_s, row + k, x_q, x_f16);
 }
 
-__device__ __forceinline__ float warp_max(float a) {
-  for (int off = 16; off > 0; off >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, off));
-  return a;
+struct Launch {
+  int32_t M, K, group, groups;
+  float static_scale;
+  __nv_fp8_e4m3* x_q;
+  __half* x_f16;
+  float* s_x;
+  bool by_group;
+  cudaStream_t stream;
+};
+
+template <int kLanes, typename Rows>
+void lanes(const Rows& rows, const Launch& l) {
+  const int64_t threads = static_cast<int64_t>(l.M) * l.groups * kLanes;
+  const unsigned blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
+  fp8_quantize_lanes_kernel<kLanes><<<blocks, kThreads, 0, l.stream>>>(rows, l.M, l.K, l.group, l.groups,
+                                                                       l.static_scale, l.x_q, l.x_f16, l.s_x,
+                                                                       l.by_group);
 }
 
-// One warp per (row, group) of at most kWarpInputs inputs, K and group multiples of 8: the
-// group's inputs stay in registers between the amax and the codes (one read of x).
-constexpr int kWarpVectors = 4;
-constexpr int kWarpInputs = 32 * 8 * kWarpVectors;
-
-__global__ void __launch_bounds__(kThreads) fp8_quantize_warp_kernel(const __nv_bfloat16* __restrict__ x, int32_t M,
-                                                                     int32_t K, int32_t group, int32_t groups,
-                                                                     float static_scale,
-                                                                     __nv_fp8_e4m3* __restrict__ x_q,
-                                                                     __half* __restrict__ x_f16,
-                                                                     float* __restrict__ s_x, bool by_group) {
-  const int64_t item = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31;
-  if (item >= static_cast<int64_t>(M) * groups) return;  // whole warps leave together
-  const int32_t m = static_cast<int32_t>(item / groups), g = static_cast<int32_t>(item % groups);
-  const int32_t k0 = g * group, k1 = min(K, k0 + group);
-  const size_t row = static_cast<size_t>(m) * K;
-  Inputs<8> e[kWarpVectors];
-  float a = 0.f;
-  for (int i = 0; i < kWarpVectors; ++i) {
-    const int32_t k = k0 + (i * 32 + lane) * 8;
-    if (k < k1) {
-      e[i] = load_inputs<8>(x + row + k);
-      a = amax_of(e[i], a);
-    }
-  }
-  const float s = static_scale > 0.f ? static_scale : dynamic_scale(warp_max(a));
-  if (lane == 0) s_x[scale_index(m, g, M, groups, by_group)] = s;
-  for (int i = 0; i < kWarpVectors; ++i) {
-    const int32_t k = k0 + (i * 32 + lane) * 8;
-    if (k < k1) write_codes(e[i], s, row + k, x_q, x_f16);
-  }
+// A grid of the blocks the GPU holds at once (each walks items gridDim apart), or one per item.
+template <int THREADS, int VPT, typename Rows>
+void row(const Rows& rows, const Launch& l) {
+  auto kernel = fp8_quantize_row_kernel<THREADS, VPT, Rows>;
+  static const int resident = resident_blocks(kernel, THREADS);
+  const int64_t items = static_cast<int64_t>(l.M) * l.groups;
+  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(items, resident)));
+  kernel<<<blocks, THREADS, 0, l.stream>>>(rows, l.M, l.K, l.group, l.groups, l.static_scale, l.x_q, l.x_f16, l.s_x,
+                                          l.by_group);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+template <int V, typename Rows>
+void two_pass(const Rows& rows, const Launch& l) {
+  fp8_quantize_two_pass_kernel<V><<<static_cast<unsigned>(l.M * l.groups), kThreads, 0, l.stream>>>(
+      rows, l.M, l.K, l.group, l.groups, l.static_scale, l.x_q, l.x_f16, l.s_x, l.by_group);
+}
 
-// One block per row: the row's RMS, then its bf16 normed values (as rmsnorm.cu rounds them), their
-// amax, and their codes; the normed values are computed again for the codes rather than kept (a
-// row is at most a few tens of KB, in L1/L2 after the first pass). V inputs per load: 4 (16-byte
-// loads of residual and weight) where K and the pointers allow, else 1.
-template <int V>
-__global__ void __launch_bounds__(kThreads) fp8_norm_quantize_kernel(const float* __restrict__ residual,
-                                                                     const float* __restrict__ weight, float eps,
-                                                                     int32_t K, float static_scale,
-                                                                     __nv_fp8_e4m3* __restrict__ x_q,
-                                                                     __half* __restrict__ x_f16,
-                                                                     float* __restrict__ s_x) {
-  using Vec = std::conditional_t<V == 4, float4, float>;
-  using Floats = Inputs<V>;
-  auto at = [](const float* p, int32_t k) {
-    Floats out;
-    *reinterpret_cast<Vec*>(out.v) = *reinterpret_cast<const Vec*>(p + k);
-    return out;
-  };
-  __shared__ float scratch[kThreads / 32];
-  const int32_t m = blockIdx.x;
-  const float* row = residual + static_cast<size_t>(m) * K;
-  float sum_sq = 0.f;
-  for (int32_t k = threadIdx.x * V; k < K; k += kThreads * V) {
-    const Floats r = at(row, k);
-    for (int i = 0; i < V; ++i) sum_sq += r.v[i] * r.v[i];
-  }
-  const float inv_rms = rsqrtf(block_reduce(sum_sq, scratch, false) / static_cast<float>(K) + eps);
-  auto normed = [&](int32_t k) {
-    const Floats r = at(row, k), w = at(weight, k);
-    Floats y;
-    for (int i = 0; i < V; ++i) y.v[i] = __bfloat162float(__float2bfloat16(r.v[i] * inv_rms * w.v[i]));
-    return y;
-  };
-  float s = static_scale;
-  if (!(static_scale > 0.f)) {
-    float a = 0.f;
-    for (int32_t k = threadIdx.x * V; k < K; k += kThreads * V)
-      for (float y : normed(k).v) a = fmaxf(a, fabsf(y));
-    s = dynamic_scale(block_reduce(a, scratch, true));
-  }
-  if (threadIdx.x == 0) s_x[m] = s;
-  for (int32_t k = threadIdx.x * V; k < K; k += kThreads * V) {
-    const Floats y = normed(k);
-    for (int i = 0; i < V; ++i) write_code(y.v[i], s, static_cast<size_t>(m) * K + k + i, x_q, x_f16);
-  }
+template <typename Rows>
+cudaError_t launch_quantize(const Rows& rows, bool aligned, int32_t M, int32_t K, int32_t group, float static_scale,
+                            __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16, Fp8ScaleOrder order) {
+  if (M == 0) return cudaSuccess;
+  if (x_q == nullptr && x_f16 == nullptr) return cudaErrorInvalidValue;
+  const Launch l{M, K, group, (K + group - 1) / group, static_scale, x_q, x_f16, s_x,
+                 order == Fp8ScaleOrder::kByGroup, stream};
+  // The vector kernels need every 8 inputs' bytes aligned: rows and groups start on multiples of 8.
+  const bool vectors = aligned && K % 8 == 0 && group % 8 == 0 && aligned16(x_f16) &&
+                       reinterpret_cast<uintptr_t>(x_q) % 8 == 0;
+  const int32_t width = std::min(group, K);  // inputs of the widest item
+  if (!vectors) two_pass<1>(rows, l);
+  else if (width <= 64) lanes<8>(rows, l);
+  else if (width <= 128) lanes<16>(rows, l);
+  else if (width <= kWarpInputs) lanes<32>(rows, l);
+  else if (width <= 256 * 8 * 2) row<256, 2>(rows, l);
+  else if (width <= 512 * 8 * 2) row<512, 2>(rows, l);
+  else if (width <= 1024 * 8 * 2) row<1024, 2>(rows, l);
+  else if (width <= 1024 * 8 * 4) row<1024, 4>(rows, l);
+  else two_pass<8>(rows, l);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t launch_fp8_norm_quantize(const float* residual, const float* norm_weight, float eps, int32_t M, int32_t K,
-                                     float static_scale, __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream,
-                                     __half* x_f16) {
-  if (M == 0) return cudaSuccess;
-  if (x_q == nullptr && x_f16 == nullptr) return cudaErrorInvalidValue;
-  if (K % 4 == 0 && aligned16(residual) && aligned16(norm_weight))
-    fp8_norm_quantize_kernel<4><<<static_cast<unsigned>(M), kThreads, 0, stream>>>(residual, norm_weight, eps, K,
-                                                                                  static_scale, x_q, x_f16, s_x);
-  else
-    fp8_norm_quantize_kernel<1><<<static_cast<unsigned>(M), kThreads, 0, stream>>>(residual, norm_weight, eps, K,
-                                                                                  static_scale, x_q, x_f16, s_x);
-  return cudaGetLastError();
-}
-
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
                                 __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16,
                                 Fp8ScaleOrder order) {
-  if (M == 0) return cudaSuccess;
-  if (x_q == nullptr && x_f16 == nullptr) return cudaErrorInvalidValue;
-  const int32_t groups = (K + group - 1) / group;
-  const bool by_group = order == Fp8ScaleOrder::kByGroup;
-  // The vector kernels need every 8 inputs' bytes aligned: rows and groups start on multiples of 8.
-  const bool vectors = K % 8 == 0 && group % 8 == 0 && aligned16(x) && aligned16(x_f16) &&
-                       reinterpret_cast<uintptr_t>(x_q) % 8 == 0;
-  const int64_t items = static_cast<int64_t>(M) * groups;
-  if (vectors && std::min(group, K) <= kWarpInputs) {
-    const int64_t blocks = (items * 32 + kThreads - 1) / kThreads;
-    fp8_quantize_warp_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(x, M, K, group, groups,
-                                                                                     static_scale, x_q, x_f16, s_x,
-                                                                                     by_group);
-  } else if (vectors) {
-    fp8_quantize_block_kernel<8><<<static_cast<unsigned>(items), kThreads, 0, stream>>>(
-        x, M, K, group, groups, static_scale, x_q, x_f16, s_x, by_group);
-  } else {
-    fp8_quantize_block_kernel<1><<<static_cast<unsigned>(items), kThreads, 0, stream>>>(
-        x, M, K, group, groups, static_scale, x_q, x_f16, s_x, by_group);
-  }
-  return cudaGetLastError();
+  return launch_quantize(PlainRows{x, K}, aligned16(x), M, K, group, static_scale, x_q, s_x, stream, x_f16, order);
+}
+
+cudaError_t launch_fp8_silu_mul_quantize(const __nv_bfloat16* gate_up, int32_t M, int32_t inter, int32_t group,
+                                         float static_scale, __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream,
+                                         __half* x_f16, Fp8ScaleOrder order) {
+  return launch_quantize(GatedRows{gate_up, inter}, aligned16(gate_up), M, inter, group, static_scale, x_q, s_x,
+                         stream, x_f16, order);
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -2,10 +2,10 @@
 
 #include <cstdint>
 
+#include "gpu/cuda/silu.cuh"
+
 namespace zinfer::gpu::cuda {
 namespace {
-
-__device__ __forceinline__ float silu_times(float g, float u) { return g / (1.f + expf(-g)) * u; }
 
 // Any width: one element per thread and step.
 __global__ void silu_mul_kernel(const __nv_bfloat16* __restrict__ gate_up, __nv_bfloat16* __restrict__ out,

@@ -154,7 +154,8 @@ void quantize_activations(const float* x, int64_t M, int64_t K, int64_t group, A
       const float s = scheme == ActivationScheme::kStatic ? input_scale
                                                           : std::max(amax_of(in, width), kFp8MinAmax) / kFp8Max;
       s_x[m * G + g] = s;
-      for (int64_t k = 0; k < width; ++k) x_q[m * K + k0 + k] = round_e4m3(in[k] / s);
+      const float inverse = 1.0f / s;
+      for (int64_t k = 0; k < width; ++k) x_q[m * K + k0 + k] = round_e4m3(in[k] * inverse);
     }
   }
 }

@@ -3,8 +3,9 @@
 // backends compute with it:
 //   y[m, n] = Σ_g  s_x[m, g] · s_w[n, g] · Σ_{k ∈ g}  x_q[m, k] · w_q[n, k]
 // over the groups g of `group` consecutive inputs (one group of all K, or the 128 columns of a
-// block-wise checkpoint), with w_q, x_q e4m3fn values and float32 scales. x_q = e4m3(x / s_x)
-// (round to nearest even, saturating at ±448); s_x is, by activation scheme:
+// block-wise checkpoint), with w_q, x_q e4m3fn values and float32 scales. x_q = e4m3(x · (1 / s_x))
+// (1 / s_x and the product each rounded to float32, as vLLM's quantization kernels compute it; then
+// rounded to nearest even, saturating at ±448); s_x is, by activation scheme:
 //   dynamic  per token and group: max(amax of the group's x, 1e-10) / 448 (vLLM's per-token
 //            quantization; for block-wise checkpoints its per_token_group_quant over 128 columns)
 //   static   the checkpoint's input_scale, one number for the layer.

@@ -27,6 +27,7 @@
 #include "gpu/cuda/fp8_linear.h"
 #include "gpu/cuda/fp8_mma.h"
 #include "gpu/cuda/rmsnorm.h"
+#include "gpu/cuda/silu_mul.h"
 #include "gpu/quant/fp8.h"
 #include "gpu/quant/checkpoint_reader.h"
 #include "gpu/quant/fp8_checkpoint.h"
@@ -46,20 +47,26 @@ std::vector<float> bf16_rounded(std::vector<float> x) {
   return x;
 }
 
-// The activation quantization kernels (one warp per group, one block per group, scalar) give the
-// CPU's codes and scales bit for bit, with the f16 form of each code beside it.
+// The activation quantization kernels (lanes of a warp per group, a block per group held in
+// registers, two passes, scalar) give the CPU's codes and scales bit for bit, with the f16 form of
+// each code beside it.
 TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(5);
   for (const auto& [M, K, group, static_scale] :
        std::vector<std::tuple<int, int, int, float>>{
-           {3, 200, 200, 0.f},      // one warp per row (16-byte loads)
-           {5, 64, 64, 0.01f},      // the same, static
-           {17, 1024, 128, 0.f},    // one warp per 128-input group
+           {3, 96, 32, 0.f},        // 8 lanes per 32-input group, half of them idle
+           {5, 64, 64, 0.01f},      // 8 lanes per row, static
+           {17, 1024, 128, 0.f},    // 16 lanes per 128-input group
+           {3, 200, 200, 0.f},      // a warp per row (16-byte loads)
            {4, 1000, 1000, 0.f},    // a warp's most inputs, the last vectors partial
-           {2, 4096, 4096, 0.f},    // one block per row (16-byte loads)
-           {3, 14336, 14336, 0.f},
-           {2, 1032, 1032, 0.02f},  // one block per row, static
+           {2, 4096, 4096, 0.f},    // a block of 256 per row, two vectors per thread
+           {3, 4096, 2048, 0.f},    // a block per 2,048-input group
+           {2, 1032, 1032, 0.02f},  // a block per row, static, most threads one vector
+           {2, 8000, 8000, 0.f},    // 512 threads
+           {3, 14336, 14336, 0.f},  // 1,024 threads
+           {2, 20000, 20000, 0.f},  // 1,024 threads, four vectors each
+           {1, 33000, 33000, 0.f},  // wider: two passes
            {17, 300, 128, 0.f},     // K not a multiple of 8: the scalar kernel
            {3, 1030, 1030, 0.f}}) {
     std::vector<float> x = bf16_rounded(random_floats(size_t(M) * K, rng, 2.f));
@@ -95,6 +102,38 @@ TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
   }
 }
 
+// silu(gate) · up quantized in one kernel gives the codes and scales of silu_mul's output quantized:
+// the same bf16 activation for every kernel of the launch rule (lanes, registers, two passes,
+// scalar), in both scale orders.
+TEST(CudaFp8, GatedQuantizationIsSiluMulThenQuantization) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(29);
+  for (const auto& [M, inter, group] : std::vector<std::tuple<int, int, int>>{
+           {3, 1024, 128}, {5, 512, 512}, {2, 14336, 14336}, {2, 14336, 128}, {1, 33000, 33000}, {3, 300, 100}}) {
+    SCOPED_TRACE("M " + std::to_string(M) + " inter " + std::to_string(inter) + " group " + std::to_string(group));
+    DeviceArray<__nv_bfloat16> gate_up(to_bf16(random_floats(size_t(M) * 2 * inter, rng, 4.f)));
+    DeviceArray<__nv_bfloat16> act(size_t(M) * inter);
+    const int G = (inter + group - 1) / group;
+    DeviceArray<__nv_fp8_e4m3> want_q(size_t(M) * inter), got_q(size_t(M) * inter);
+    DeviceArray<float> want_s(size_t(M) * G), got_s(size_t(M) * G);
+    DeviceArray<__half> want_h(size_t(M) * inter), got_h(size_t(M) * inter);
+    check_cuda(launch_silu_mul(gate_up.get(), act.get(), M, inter, nullptr), "silu mul");
+    for (const Fp8ScaleOrder order : {Fp8ScaleOrder::kByRow, Fp8ScaleOrder::kByGroup}) {
+      check_cuda(launch_fp8_quantize(act.get(), M, inter, group, 0.f, want_q.get(), want_s.get(), nullptr,
+                                     want_h.get(), order),
+                 "quantize");
+      check_cuda(launch_fp8_silu_mul_quantize(gate_up.get(), M, inter, group, 0.f, got_q.get(), got_s.get(), nullptr,
+                                              got_h.get(), order),
+                 "silu mul + quantize");
+      EXPECT_EQ(got_s.download(), want_s.download());
+      const std::vector<__nv_fp8_e4m3> w = want_q.download(), g = got_q.download();
+      EXPECT_EQ(std::memcmp(w.data(), g.data(), w.size()), 0);
+      const std::vector<__half> wh = want_h.download(), gh = got_h.download();
+      EXPECT_EQ(std::memcmp(wh.data(), gh.data(), wh.size() * sizeof(__half)), 0);
+    }
+  }
+}
+
 // The fused RMSNorm + quantization against the RMSNorm kernel followed by the quantization kernel:
 // the same scales and codes, but for the rare value whose bf16 rounding an ulp of the RMS (the two
 // kernels sum the squares in different orders) moves across a rounding boundary.
@@ -102,7 +141,8 @@ TEST(CudaFp8, NormQuantizationIsRmsnormThenQuantization) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(9);
   for (const auto& [M, K, static_scale] :
-       std::vector<std::tuple<int, int, float>>{{1, 4096, 0.f}, {5, 1000, 0.f}, {70, 512, 0.f}, {3, 256, 0.02f}}) {
+       std::vector<std::tuple<int, int, float>>{{1, 4096, 0.f}, {5, 1000, 0.f}, {70, 512, 0.f}, {3, 256, 0.02f},
+                                                {2, 8192, 0.f}, {2, 9000, 0.f}, {1, 16400, 0.f}, {3, 1002, 0.f}}) {
     SCOPED_TRACE("M " + std::to_string(M) + " K " + std::to_string(K));
     DeviceArray<float> residual(random_floats(size_t(M) * K, rng, 3.f));
     DeviceArray<float> weight(random_floats(size_t(K), rng, 1.f));
@@ -137,7 +177,8 @@ TEST(CudaFp8, NormQuantizationIsRmsnormThenQuantization) {
 // differs from the CPU's); cuBLASLt's e4m3 GEMM (fp8_linear.h) keeps fewer accumulator bits, as
 // every FP8 GEMM on Hopper does, so its bar is 2^-9 of the sum of the products' magnitudes
 // Σ|x_q·w_q|·s_x·s_w (bf16's rounding of that sum); a wrong scale, group or layout is off by far more.
-void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vector<int> rows = {1, 3, 17, 129}) {
+void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vector<int> rows = {1, 3, 17, 129},
+                   int32_t mma_rows = Fp8Layers::kMmaRows) {
   std::mt19937 rng(11);
   quant::Fp8Weight magnitude = w;
   for (auto& code : magnitude.q) code &= 0x7F;
@@ -149,8 +190,9 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vect
     for (size_t i = 0; i < x.size(); ++i) abs_x[i] = std::abs(x[i]);  // |x| quantizes to |x_q|, same scales
     cpu::Fp8Matrix(magnitude).apply(abs_x.data(), nullptr, abs_sum.data(), M);
     const bool short_accumulator =
-        Fp8Layers::path(w.rows, w.cols, w.group, M, Fp8Layers::square_blocks(w)) == Fp8Path::kCublasLt;
+        Fp8Layers::path(w.rows, w.cols, w.group, M, Fp8Layers::square_blocks(w), mma_rows) == Fp8Path::kCublasLt;
     Fp8Layers layers;
+    layers.set_mma_rows(mma_rows);
     layers.add(0, w);
     layers.prepare(256);
     DeviceArray<__nv_bfloat16> dx(to_bf16(x));
@@ -225,12 +267,13 @@ TEST(CudaFp8, EveryCompressedTensorsFixtureLayerMatchesTheCpu) {
   }
 }
 
-// The shapes cuBLASLt's e4m3 GEMM takes (one scale group, K and N multiples of 16): M = 129 runs
-// it, and so do the smaller M where K is not a multiple of 64 (else the mma kernel).
+// The shapes cuBLASLt's e4m3 GEMM takes (one scale group, K and N multiples of 16): M = 17 and
+// 129 run it, and so do the smaller M where K is not a multiple of 64 (else the mma kernel). K =
+// 14,336 (Llama-3-8B's down projection) is the longest sum its fast accumulation makes.
 TEST(CudaFp8, CublasLtShapedLayersMatchTheCpu) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(7);
-  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{64, 128}, {272, 96}, {48, 1024}}) {
+  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{64, 128}, {272, 96}, {48, 1024}, {32, 14336}}) {
     const std::vector<float> w = random_floats(size_t(N) * K, rng, 0.05f);
     quant::Fp8Weight f = quant::quantize_per_channel(w.data(), N, K);
     compare_layer(f, "per channel " + std::to_string(N) + "x" + std::to_string(K));
@@ -283,18 +326,53 @@ TEST(CudaFp8, NormedProductsAreRmsnormThenTheProduct) {
   }
 }
 
-// The mma kernel at every instantiation (rows 1-8, 9-16, 17-32, 33-64) and its edges, with the
-// split over inputs it picks for these shapes (several: few outputs), one group per row and
-// block-wise 128 x 128 scales (a 64-input step in one group; the last block of rows and inputs
-// partial).
+// run_gated (one kernel computes silu(gate) · up and quantizes it where the product reads codes)
+// gives the bits that silu_mul followed by run() gives: the same activation, rounded to bf16 the
+// same way, the same codes and the same product, on the mma kernel, on cuBLASLt (with block
+// scaling's last rows on the mma kernel), and on the direct kernel through `activated`.
+TEST(CudaFp8, GatedProductsAreSiluMulThenTheProduct) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(23);
+  for (const auto& [N, K, block] : std::vector<std::tuple<int, int, bool>>{
+           {272, 320, false}, {272, 96, false}, {208, 384, true}, {200, 96, false}}) {
+    const quant::Fp8Weight f = block ? random_block_weight(N, K, 128, rng)
+                                     : quant::quantize_per_channel(random_floats(size_t(N) * K, rng, 0.05f).data(), N, K);
+    for (int M : {3, 17, 130}) {
+      SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(K) + " M " + std::to_string(M));
+      Fp8Layers layers;
+      layers.add(0, f);
+      layers.prepare(256);
+      DeviceArray<__nv_bfloat16> gate_up(to_bf16(random_floats(size_t(M) * 2 * K, rng, 4.f)));
+      DeviceArray<__nv_bfloat16> activated(size_t(M) * K), want(size_t(M) * N), got(size_t(M) * N);
+      check_cuda(launch_silu_mul(gate_up.get(), activated.get(), M, K, nullptr), "silu mul");
+      layers.run(models::Linear{0}, activated.get(), M, {want.get(), nullptr}, nullptr);
+      const int64_t before = layers.lt_products();
+      DeviceArray<__nv_bfloat16> scratch(size_t(M) * K);
+      got.poison();
+      layers.run_gated(models::Linear{0}, gate_up.get(), scratch.get(), M, {got.get(), nullptr}, nullptr);
+      EXPECT_EQ(layers.lt_products() - before, before);  // the path run() took
+      std::vector<float> sums(size_t(M) * N, 0.5f);
+      DeviceArray<float> want_added(sums), got_added(sums);
+      layers.run(models::Linear{0}, activated.get(), M, {nullptr, want_added.get()}, nullptr);
+      layers.run_gated(models::Linear{0}, gate_up.get(), scratch.get(), M, {nullptr, got_added.get()}, nullptr);
+      const std::vector<__nv_bfloat16> w = want.download(), g = got.download();
+      ASSERT_EQ(std::memcmp(w.data(), g.data(), w.size() * sizeof(__nv_bfloat16)), 0);
+      EXPECT_EQ(want_added.download(), got_added.download());
+    }
+  }
+}
+
+// Which kernel computes a product, by rows and shape (fp8_linear.h).
 TEST(CudaFp8, PathsAreChosenByRowsAndShape) {
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 1), Fp8Path::kMma);
-  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 64), Fp8Path::kMma);
-  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 65), Fp8Path::kCublasLt);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, Fp8Layers::kMmaRows), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, Fp8Layers::kMmaRows + 1), Fp8Path::kCublasLt);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 64, false, 64), Fp8Path::kMma);  // the benchmark's setting
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 65, false, 64), Fp8Path::kCublasLt);
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 64), Fp8Path::kMma);     // block-wise
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 4096), Fp8Path::kMma);  // block-wise, not square: 64 rows at a time
-  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 64, true), Fp8Path::kMma);
-  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 65, true), Fp8Path::kCublasLt);  // 128 x 128 blocks
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, Fp8Layers::kMmaRows, true), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, Fp8Layers::kMmaRows + 1, true), Fp8Path::kCublasLt);  // 128 x 128 blocks
   EXPECT_EQ(Fp8Layers::path(400, 640, 128, 3, true), Fp8Path::kMma);
   EXPECT_EQ(Fp8Layers::path(400, 160, 128, 3, true), Fp8Path::kDirect);      // under 4 rows: not cuBLASLt's
   EXPECT_EQ(Fp8Layers::path(400, 160, 128, 4, true), Fp8Path::kCublasLt);
@@ -303,6 +381,10 @@ TEST(CudaFp8, PathsAreChosenByRowsAndShape) {
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 96, 1), Fp8Path::kDirect);    // groups the mma kernel cannot step
 }
 
+// The mma kernel at every instantiation (rows 1-8, 9-16, 17-32, 33-64; kept on up to 64 rows
+// here) and its edges, with the split over inputs it picks for these shapes (several: few
+// outputs), one group per row and block-wise 128 x 128 scales (a 64-input step in one group; the
+// last block of rows and inputs partial).
 TEST(CudaFp8, MmaKernelLayersMatchTheCpu) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(13);
@@ -311,15 +393,15 @@ TEST(CudaFp8, MmaKernelLayersMatchTheCpu) {
     const std::vector<float> w = random_floats(size_t(N) * K, rng, 0.05f);
     quant::Fp8Weight f = quant::quantize_per_channel(w.data(), N, K);
     ASSERT_TRUE(fp8_mma_supports(N, K, static_cast<int32_t>(f.group)));
-    compare_layer(f, "per channel " + std::to_string(N) + "x" + std::to_string(K), rows);
+    compare_layer(f, "per channel " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows);
     f.activation = quant::ActivationScheme::kStatic;
     f.input_scale = 3.0f / 448.0f;
-    compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K), rows);
+    compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows);
   }
   for (const auto& [N, K] : std::vector<std::pair<int, int>>{{208, 384}, {144, 320}}) {
     const quant::Fp8Weight f = random_block_weight(N, K, 128, rng);
     ASSERT_TRUE(fp8_mma_supports(N, K, 128));
-    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), rows);
+    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows);
   }
 }
 

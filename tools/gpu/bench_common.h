@@ -84,6 +84,8 @@ void bench_gemv(const Ceilings& c);
 void bench_w4(const Ceilings& c);
 // FP8 W8A8 layers (per-channel and block-wise) against bf16 cuBLASLt, same shapes (bench_fp8.cpp).
 void bench_fp8(const Ceilings& c);
+// The activation kernels of a 4,096-token prefill layer against the copy rate (bench_prefill.cpp).
+void bench_prefill_kernels(const Ceilings& c);
 // A row-parallel GEMV and its all-reduce at TP = tp: NCCL against the residual exchange (bench_exchange.cpp).
 void bench_exchange(const Ceilings& c, int tp);
 // Llama-3's configuration at shape "8b" or "70b", `layers` of them (0: the model's) (bench_model.cpp).

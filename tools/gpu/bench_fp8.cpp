@@ -1,11 +1,13 @@
 // The fp8 section of zinfer-cuda-bench: FP8 W8A8 linear layers (gpu/cuda/fp8_linear.h, activation
 // quantization included) against bf16 cuBLASLt on the same GPU in the same process, at
 // Llama-3-8B's four layer shapes and M = 1 … 4096 rows, per-channel weight scales (the path
-// Fp8Layers::path picks: the mma kernel up to 64 rows, cuBLASLt's e4m3 GEMM with outer-vector
-// scales above) and block-wise 128 x 128 ones (the mma kernel up to 64 rows, cuBLASLt's block
-// scaling above). Each time is a CUDA graph of back-to-back launches
-// over enough copies of the weights (≥ 256 MB) that no launch finds its weights in L2.
-// Lines: "FP8 <shape> m=<M> bf16_us <t> fp8_us <t> block_us <t> speedup <bf16 / fp8> <bf16 / block>".
+// Fp8Layers::path picks: the mma kernel up to Fp8Layers::kMmaRows rows, cuBLASLt's e4m3 GEMM with
+// outer-vector scales above) and block-wise 128 x 128 ones (the same, cuBLASLt's block scaling
+// above). Each time is a CUDA graph of back-to-back launches over enough copies of the weights
+// (≥ 256 MB) that no launch finds its weights in L2.
+// Lines: "FP8 <shape> m=<M> bf16_us <t> fp8_us <t> block_us <t> speedup <bf16 / fp8> <bf16 / block>",
+// and where both kernels could run (kMmaRows < M ≤ 64), "FP8 <shape> m=<M> mma_us <t> block_mma_us
+// <t>": the same layers on the mma kernel, the choice kMmaRows makes.
 // ZINFER_BENCH_SHAPES (e.g. "o,down") runs some of the shapes only.
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +18,7 @@
 
 #include "gpu/cuda/device_memory.h"
 #include "gpu/cuda/fp8_linear.h"
+#include "gpu/cuda/fp8_mma.h"
 #include "gpu/cuda/gemm.h"
 #include "gpu/cuda/random_fill.h"
 #include "tools/gpu/bench_common.h"
@@ -47,7 +50,7 @@ void bench_fp8(const Ceilings& c) {
     int n, k;
   };
   const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
-  const std::vector<int> rows = {1, 2, 4, 8, 16, 32, 64, 128, 512, 2048, 4096};
+  const std::vector<int> rows = {1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 512, 2048, 4096};
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Gemm gemm;
@@ -94,6 +97,14 @@ void bench_fp8(const Ceilings& c) {
       const double fp8 = fp8_us(channel), blk = fp8_us(block);
       std::printf("FP8 %s m=%d bf16_us %.2f fp8_us %.2f block_us %.2f speedup %.2f %.2f\n", s.name, m, bf16, fp8, blk,
                   bf16 / fp8, bf16 / blk);
+      if (m > Fp8Layers::kMmaRows && m <= kFp8MmaMaxRows) {
+        channel.set_mma_rows(kFp8MmaMaxRows);
+        block.set_mma_rows(kFp8MmaMaxRows);
+        const double mma = fp8_us(channel), block_mma = fp8_us(block);
+        channel.set_mma_rows(Fp8Layers::kMmaRows);
+        block.set_mma_rows(Fp8Layers::kMmaRows);
+        std::printf("FP8 %s m=%d mma_us %.2f block_mma_us %.2f\n", s.name, m, mma, block_mma);
+      }
       if (m == 1) {
         const double floor_us = (elems + s.n * 4.0) / (c.copy_gbps * 1e3);
         report(std::string("fp8_") + s.name + "_m1_x_floor", fp8 / floor_us, "x", floor_us, fp8 / floor_us);

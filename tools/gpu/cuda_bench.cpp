@@ -1,7 +1,7 @@
 // zinfer-cuda-bench: measures the two ceilings (copy bandwidth, cuBLASLt bf16 GEMM rate) and then
 // the CUDA backend's kernels and whole-model latency/throughput against them, in one process so
 // that every ratio uses ceilings from the same run.
-//   zinfer-cuda-bench [all|ceilings|attention|gemv|w4|fp8|decode|model|exchange] [--layers N] [--prompts N]
+//   zinfer-cuda-bench [all|ceilings|attention|gemv|w4|fp8|prefill_kernels|decode|model|exchange] [--layers N] [--prompts N]
 //                     [--tensor-parallel-size N] [--shape 8b|70b] [--all-reduce exchange|nccl]
 // --all-reduce: how a tensor-parallel decode step all-reduces its residual (gpu/backend.h,
 // BackendOptions::tensor_parallel_exchange), to compare the residual exchange with NCCL's kernels.
@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     if (what == "all" || what == "gemv") bench_gemv(c);
     if (what == "all" || what == "w4") bench_w4(c);
     if (what == "all" || what == "fp8") bench_fp8(c);
+    if (what == "all" || what == "prefill_kernels") bench_prefill_kernels(c);
     if (what == "exchange") bench_exchange(c, tp);
     if (what == "decode") bench_decode(c, layers);
     if (what == "all" || what == "model") bench_model(c, shape, layers, prompts, tp, exchange);

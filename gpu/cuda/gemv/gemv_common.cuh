@@ -21,6 +21,7 @@
 
 #include "gpu/cuda/gemv.h"
 #include "gpu/cuda/residual_exchange.cuh"
+#include "gpu/cuda/silu.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
@@ -247,9 +248,9 @@ __device__ __forceinline__ void finish_row(const Params& p, float (&acc)[MT], in
     if (half == 0) {
       gate = mine;
     } else if (lane < p.m) {
-      // silu_mul.cu's float32 expression on the bf16-rounded gate and up.
+      // silu.cuh's float32 expression on the bf16-rounded gate and up.
       const float g = round_bf16(gate), u = round_bf16(mine);
-      p.y_bf16[at] = __float2bfloat16(g / (1.f + expf(-g)) * u);
+      p.y_bf16[at] = __float2bfloat16(silu_times(g, u));
     }
   }
 }
