@@ -136,9 +136,9 @@ std::vector<double> ref_head(const std::vector<float>& qkv, int row_offset, cons
   return out;
 }
 
-void run_qkv_rope_case(int D, bool with_norm) {
+void run_qkv_rope_case(int D, bool with_norm, int T = 17, int Hq = 6, int Hkv = 2) {
   std::mt19937 rng(4 + D);
-  const int T = 17, Hq = 6, Hkv = 2, bs = 16, blocks = 5;
+  const int bs = 16, blocks = (T + bs - 1) / bs + 4;
   const int total = (Hq + 2 * Hkv) * D;
   const double eps = 1e-6;
   const std::vector<float> qkv = random_floats(static_cast<size_t>(T) * total, rng);
@@ -191,14 +191,22 @@ void run_qkv_rope_case(int D, bool with_norm) {
       }
     }
   }
-  EXPECT_LT(relative_error(got, ref), 5e-3) << "head_dim " << D << " norm " << with_norm;
+  EXPECT_LT(relative_error(got, ref), 5e-3) << "head_dim " << D << " norm " << with_norm << " tokens " << T;
 }
 
+// Steps of 1-63 tokens (a warp per head) and of 64 or more (blocks walking the tokens, a warp per
+// run of heads), head dims 24 … 256 (a lane's pairs partly idle at 24-64, two per lane at 256), and
+// more heads than that kernel's warps hold (a block per token).
 TEST(CudaQkvRope, BiasNormRopeAndCacheWrite) {
   ZINFER_REQUIRE_CUDA();
   run_qkv_rope_case(64, true);
   run_qkv_rope_case(128, false);
   run_qkv_rope_case(32, true);
+  for (const int D : {24, 64, 128, 256}) {
+    run_qkv_rope_case(D, true, 70);
+    run_qkv_rope_case(D, false, 65);
+  }
+  run_qkv_rope_case(128, true, 66, 48, 8);
 }
 
 }  // namespace
