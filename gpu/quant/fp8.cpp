@@ -4,8 +4,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <thread>
-#include <vector>
 
 #include "gpu/safetensors.h"
 
@@ -124,23 +122,15 @@ Fp8Weight quantize_per_channel(const float* w, int64_t rows, int64_t cols) {
   out.activation = ActivationScheme::kDynamic;
   out.q.resize(static_cast<size_t>(rows * cols));
   out.scale.resize(static_cast<size_t>(rows));
-  auto quantize_rows = [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
-      const float* row = w + n * cols;
-      const float s = std::max(amax_of(row, cols), kFp8MinAmax) / kFp8Max;
-      out.scale[static_cast<size_t>(n)] = s;
-      for (int64_t k = 0; k < cols; ++k) out.q[static_cast<size_t>(n * cols + k)] = float_to_e4m3(row[k] / s);
-    }
-  };
   // Online FP8 quantizes every linear layer of a model at load (billions of values, tens of ns
   // each): the rows are split over the host's cores, each row's codes the same whoever computes them.
-  constexpr int64_t kValuesPerWorker = int64_t{1} << 20;
-  const int64_t workers = std::clamp<int64_t>(rows * cols / kValuesPerWorker, 1,
-                                              std::max<int64_t>(1, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (int64_t i = 1; i < workers; ++i) threads.emplace_back(quantize_rows, rows * i / workers, rows * (i + 1) / workers);
-  quantize_rows(0, rows / workers);
-  for (std::thread& th : threads) th.join();
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 20))
+  for (int64_t n = 0; n < rows; ++n) {
+    const float* row = w + n * cols;
+    const float s = std::max(amax_of(row, cols), kFp8MinAmax) / kFp8Max;
+    out.scale[static_cast<size_t>(n)] = s;
+    for (int64_t k = 0; k < cols; ++k) out.q[static_cast<size_t>(n * cols + k)] = float_to_e4m3(row[k] / s);
+  }
   return out;
 }
 

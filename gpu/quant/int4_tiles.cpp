@@ -4,7 +4,6 @@
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
-#include <thread>
 
 namespace zinfer::gpu::quant {
 namespace {
@@ -96,26 +95,20 @@ Int4Tiles make_int4_tiles(const IntWeight& w) {
   TileSlot slots[32][8];
   for (int32_t lane = 0; lane < 32; ++lane)
     for (int32_t j = 0; j < 8; ++j) slots[lane][j] = tile_slot(lane, j);
-  auto pack = [&](int64_t nt_begin, int64_t nt_end) {
-    for (int64_t nt = nt_begin; nt < nt_end; ++nt)
-      for (int64_t s = 0; s < steps; ++s)
-        for (int32_t lane = 0; lane < 32; ++lane)
-          for (int32_t tile = 0; tile < 4; ++tile) {
-            uint32_t word = 0;
-            for (int32_t j = 0; j < 8; ++j) {
-              const int64_t n = nt * 16 + slots[lane][j].row, kp = s * 64 + tile * 16 + slots[lane][j].col;
-              const uint32_t q = w.q[static_cast<size_t>(n * K + order[static_cast<size_t>(kp)])];
-              word |= (q & 0xFu) << (4 * j);
-            }
-            t.words[static_cast<size_t>(((nt * steps + s) * 32 + lane) * 4 + tile)] = word;
-          }
-  };
   // A model has billions of values: the n-tiles are split over the host's cores.
-  const int64_t tiles = N / 16;
-  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(tiles / 64, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (int64_t i = 0; i < workers; ++i) threads.emplace_back(pack, tiles * i / workers, tiles * (i + 1) / workers);
-  for (std::thread& th : threads) th.join();
+#pragma omp parallel for schedule(static) if (N / 16 >= 128)
+  for (int64_t nt = 0; nt < N / 16; ++nt)
+    for (int64_t s = 0; s < steps; ++s)
+      for (int32_t lane = 0; lane < 32; ++lane)
+        for (int32_t tile = 0; tile < 4; ++tile) {
+          uint32_t word = 0;
+          for (int32_t j = 0; j < 8; ++j) {
+            const int64_t n = nt * 16 + slots[lane][j].row, kp = s * 64 + tile * 16 + slots[lane][j].col;
+            const uint32_t q = w.q[static_cast<size_t>(n * K + order[static_cast<size_t>(kp)])];
+            word |= (q & 0xFu) << (4 * j);
+          }
+          t.words[static_cast<size_t>(((nt * steps + s) * 32 + lane) * 4 + tile)] = word;
+        }
   // Packed group g holds the inputs of original group g (sorted order keeps groups in order).
   t.scales.resize(static_cast<size_t>(w.groups * N));
   t.zeros.resize(static_cast<size_t>(w.groups * N));
