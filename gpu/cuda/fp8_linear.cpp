@@ -195,10 +195,14 @@ void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Outp
   if (p == nullptr) return small(l, x, 0, M, out, stream);
   const int32_t lt_m = lt_rows(l, M);
   check_cuda(launch_fp8_quantize(x, lt_m, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(),
-                                 stream, nullptr, l.square_blocks ? Fp8ScaleOrder::kByGroup : Fp8ScaleOrder::kByRow),
+                                 stream, nullptr, lt_order(l)),
              "fp8 activation quantize");
   lt_product(l, *p, out, stream);
   if (lt_m < M) small(l, x, lt_m, M - lt_m, out, stream);
+}
+
+bool Fp8Layers::mma_once(const Layer& l, int32_t M) const {
+  return route(l, M) == Fp8Path::kMma && M <= kFp8MmaMaxRows;
 }
 
 // The plan is looked up before anything is written: a product added into the residual must not
@@ -216,17 +220,17 @@ void Fp8Layers::run_normed(models::Linear w, const float* residual, const float*
   // One group per row: one kernel normalizes and quantizes for the mma kernel (f16 codes, up to
   // 64 rows in one launch, path() says) or for cuBLASLt (e4m3 codes, a scale per row). Block-wise
   // layers and fallbacks normalize first.
-  const bool mma_once = route(l, M) == Fp8Path::kMma && M <= kFp8MmaMaxRows;
+  const bool once = mma_once(l, M);
   const Plan* lt = l.groups == 1 ? lt_plan(l, M, out) : nullptr;
-  if (l.groups != 1 || !(mma_once || lt != nullptr)) {
+  if (l.groups != 1 || !(once || lt != nullptr)) {
     check_cuda(launch_rmsnorm(residual, norm_weight, normed, M, l.cols, eps, stream), "rmsnorm");
     return run(w, normed, M, out, stream);
   }
   check_cuda(launch_fp8_norm_quantize(residual, norm_weight, eps, M, l.cols, l.static_scale,
-                                      mma_once ? nullptr : x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(), stream,
-                                      mma_once ? x_f16_.as<__half>() : nullptr),
+                                      once ? nullptr : x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(), stream,
+                                      once ? x_f16_.as<__half>() : nullptr),
              "rmsnorm + fp8 activation quantize");
-  if (mma_once) mma(l, 0, M, out, stream);
+  if (once) mma(l, 0, M, out, stream);
   else lt_product(l, *lt, out, stream);
 }
 
@@ -234,13 +238,13 @@ void Fp8Layers::run_gated(models::Linear w, const __nv_bfloat16* gate_up, __nv_b
                           Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
-  const bool mma_once = route(l, M) == Fp8Path::kMma && M <= kFp8MmaMaxRows;
-  const Plan* lt = mma_once ? nullptr : lt_plan(l, M, out);
-  if (!mma_once && lt == nullptr) {
+  const bool once = mma_once(l, M);
+  const Plan* lt = once ? nullptr : lt_plan(l, M, out);
+  if (!once && lt == nullptr) {
     check_cuda(launch_silu_mul(gate_up, activated, M, l.cols, stream), "silu mul");
     return run(w, activated, M, out, stream);
   }
-  if (mma_once) {
+  if (once) {
     check_cuda(launch_fp8_silu_mul_quantize(gate_up, M, l.cols, l.group, l.static_scale, nullptr, s_x_.as<float>(),
                                             stream, x_f16_.as<__half>()),
                "silu mul + fp8 activation quantize");
@@ -248,8 +252,7 @@ void Fp8Layers::run_gated(models::Linear w, const __nv_bfloat16* gate_up, __nv_b
   }
   const int32_t lt_m = lt_rows(l, M);
   check_cuda(launch_fp8_silu_mul_quantize(gate_up, lt_m, l.cols, l.group, l.static_scale, x_q_.as<__nv_fp8_e4m3>(),
-                                          s_x_.as<float>(), stream, nullptr,
-                                          l.square_blocks ? Fp8ScaleOrder::kByGroup : Fp8ScaleOrder::kByRow),
+                                          s_x_.as<float>(), stream, nullptr, lt_order(l)),
              "silu mul + fp8 activation quantize");
   lt_product(l, *lt, out, stream);
   if (lt_m == M) return;

@@ -99,6 +99,12 @@ class Fp8Layers {
   Fp8Path route(const Layer& l, int32_t M) const {
     return path(l.rows, l.cols, l.group, M, l.square_blocks, mma_rows_);
   }
+  // Whether the mma kernel computes all M rows in one launch (from codes quantized once).
+  bool mma_once(const Layer& l, int32_t M) const;
+  // The order of s_x that cuBLASLt's scale mode for the layer takes.
+  static Fp8ScaleOrder lt_order(const Layer& l) {
+    return l.square_blocks ? Fp8ScaleOrder::kByGroup : Fp8ScaleOrder::kByRow;
+  }
   // Rows [m0, m0 + rows) of x (bf16 [M, K]) on the mma kernel, 64 at a time, or the direct kernel.
   void small(const Layer& l, const __nv_bfloat16* x, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream);
   void mma(const Layer& l, int32_t m0, int32_t rows, Fp8Output out, cudaStream_t stream);

@@ -17,13 +17,14 @@
 #include <cstdint>
 
 #include "gpu/cuda/fp8_quantize.cuh"
+#include "gpu/cuda/resident_blocks.h"
 
 namespace zinfer::gpu::cuda {
 namespace {
 
 using namespace fp8_quantize_detail;
 
-// The item's inputs a lane (of kLanes) or thread (of kThreads) holds: up to kVectors 16-byte loads.
+// The lanes kernel: a lane holds up to kWarpVectors 16-byte loads of its item's inputs.
 constexpr int kWarpVectors = 4;
 constexpr int kWarpInputs = 32 * 8 * kWarpVectors;
 

@@ -171,16 +171,4 @@ struct GatedRows {
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Blocks of `kernel` (of `threads` threads) the GPU holds at once: the grid of the kernels whose
-// blocks walk the rows a grid apart. 0 if the device cannot be asked (the launch then reports it).
-template <typename Kernel>
-int resident_blocks(Kernel kernel, int threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess)
-    return 0;
-  return sms * per_sm;
-}
-
 }  // namespace zinfer::gpu::cuda::fp8_quantize_detail

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/programmatic_launch.cuh"
+#include "gpu/cuda/resident_blocks.h"
 
 namespace zinfer::gpu::cuda {
 namespace {
@@ -240,14 +241,7 @@ bool aligned4(const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
 template <int PAIRS>
 cudaError_t launch_rows(const QkvRopeParams& p, cudaStream_t stream) {
   auto kernel = qkv_rope_rows_kernel<PAIRS>;
-  static const int resident = [&] {
-    int device = 0, sms = 0, per_sm = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowWarps * 32, 0) != cudaSuccess)
-      return 0;
-    return sms * per_sm;
-  }();
+  static const int resident = resident_blocks(kernel, kRowWarps * 32);
   const int blocks = std::max(1, std::min(p.num_tokens, resident));
   ProgrammaticLaunch launch(dim3(blocks), dim3(kRowWarps * 32), 0, stream, /*programmatic=*/true);
   return cudaLaunchKernelEx(&launch.config, kernel, p);
