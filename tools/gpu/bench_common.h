@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/cuda/cuda_check.h"
+#include "gpu/cuda/stream_timer.h"
 #include "gpu/model_config.h"
 
 namespace zinfer::gpu::cuda::bench {
@@ -26,21 +27,13 @@ inline double time_ms(const std::function<void()>& fn, int warmup, int reps, cud
   }
   check_cuda(cudaStreamSynchronize(stream), "bench warmup");
   std::vector<double> times;
-  cudaEvent_t a, b;
-  check_cuda(cudaEventCreate(&a), "event");
-  check_cuda(cudaEventCreate(&b), "event");
+  StreamTimer timer;
   for (int i = 0; i < reps; ++i) {
     if (before_each) before_each();
-    check_cuda(cudaEventRecord(a, stream), "event");
+    timer.start(stream);
     fn();
-    check_cuda(cudaEventRecord(b, stream), "event");
-    check_cuda(cudaEventSynchronize(b), "event");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, a, b), "event");
-    times.push_back(ms);
+    times.push_back(timer.stop_ms(stream));
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

@@ -15,6 +15,7 @@
 #include "gpu/cuda/cuda_check.h"
 #include "gpu/cuda/device_memory.h"
 #include "gpu/cuda/gemv/gemv_register_kernel.cuh"
+#include "gpu/cuda/stream_timer.h"
 
 namespace zinfer::gpu::cuda::bench {
 namespace {
@@ -87,19 +88,12 @@ __global__ void __launch_bounds__(kThreads) bulk_kernel(const unsigned char* dat
 // ramp and tail included, which reads lower on launches this short; docs/benchmarks/gpu.md).
 template <typename Launch>
 double timed_gbps(size_t bytes, cudaStream_t stream, Launch launch) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  StreamTimer timer;
   for (int i = 0; i < 3; ++i) launch();
   constexpr int kRuns = 20;
-  check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+  timer.start(stream);
   for (int i = 0; i < kRuns; ++i) launch();
-  check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-  check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  float ms = 0.f;
-  check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  const float ms = timer.stop_ms(stream);
   return static_cast<double>(bytes) * kRuns / (ms * 1e-3) / 1e9;
 }
 
