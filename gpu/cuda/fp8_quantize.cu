@@ -9,15 +9,27 @@
 //     current one's values are computed (a block's reduction and codes would otherwise leave HBM
 //     idle: the gated rows, which compute silu once per input, ran at 0.46 of the copy rate). Wide
 //     rows take more threads rather than more vectors per thread (fewer registers a thread);
+//   - whole rows (a per-token scale) whose bytes fit a shared-memory ring at least two rows deep:
+//     the ring kernel, each block walking the rows a grid apart with the rows after the current one
+//     in flight into the ring by the bulk copy engine. The row kernel holds one row's bytes in flight
+//     per block, in registers; at 57 KB a row (the gated rows of an 8B model, one 1,024-thread block
+//     per SM) each SM then waits out HBM's latency between rows and the kernel read at 0.67 of the
+//     copy rate. A bulk copy is one instruction per row and holds no registers;
 //   - anything else (wider rows, K or groups not multiples of 8, unaligned x): a block per item in
 //     two passes (amax, then codes, the row then in L1/L2), scalar loads where vectors cannot be.
 #include "gpu/cuda/fp8_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
 
+#include "gpu/cuda/async_copy.cuh"
 #include "gpu/cuda/fp8_quantize.cuh"
 #include "gpu/cuda/resident_blocks.h"
+#include "gpu/cuda/shared_memory_opt_in.cuh"
 
 namespace zinfer::gpu::cuda {
 namespace {
@@ -124,6 +136,75 @@ __global__ void __launch_bounds__(THREADS) fp8_quantize_row_kernel(const Rows x,
   }
 }
 
+// The ring: kRingStages at most, within kRingBytes of shared memory (an SM has 227 KB; 3 stages of
+// a 57 KB gated row), each stage a row's bytes rounded up to 128.
+constexpr int kRingStages = 4;
+constexpr uint32_t kRingBytes = 200 * 1024;
+
+__host__ __device__ inline uint32_t ring_stride(uint32_t row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
+inline int ring_stages(uint32_t row_bytes) {
+  return static_cast<int>(std::min<uint32_t>(kRingStages, kRingBytes / ring_stride(row_bytes)));
+}
+
+template <int THREADS, int VPT, typename Rows>
+__global__ void __launch_bounds__(THREADS) fp8_quantize_ring_kernel(const Rows x, int32_t M, int32_t K, int stages,
+                                                                    float static_scale,
+                                                                    __nv_fp8_e4m3* __restrict__ x_q,
+                                                                    __half* __restrict__ x_f16,
+                                                                    float* __restrict__ s_x) {
+  extern __shared__ __align__(128) unsigned char ring[];
+  __shared__ float scratch[THREADS / 32];
+  __shared__ __align__(8) uint64_t full[kRingStages];  // stage s holds its row (the bulk copy landed)
+  const uint32_t row_bytes = static_cast<uint32_t>(Rows::kRowWidths) * K * sizeof(__nv_bfloat16);
+  const uint32_t stride = ring_stride(row_bytes);
+  auto take = [&](int64_t m, int stage) {  // thread 0: row m into the stage
+    if (m >= M) return;
+    const uint32_t bar = smem_u32(&full[stage]);
+    mbar_arrive_expect_tx(bar, row_bytes);
+    bulk_copy_to_shared(smem_u32(ring + stage * stride), x.row(static_cast<int32_t>(m)), row_bytes, bar);
+  };
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < stages; ++i) mbar_init(smem_u32(&full[i]), 1);
+    mbar_init_fence();
+    for (int i = 0; i < stages; ++i) take(blockIdx.x + static_cast<int64_t>(i) * gridDim.x, i);
+  }
+  __syncthreads();
+  int stage = 0;
+  uint32_t parity = 0;
+  for (int64_t m = blockIdx.x; m < M; m += gridDim.x) {
+    mbar_wait(smem_u32(&full[stage]), parity);
+    const Rows staged = x.rebased(reinterpret_cast<const __nv_bfloat16*>(ring + stage * stride));
+    Inputs<8> e[VPT];
+    float a = 0.f;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int32_t k = (i * THREADS + threadIdx.x) * 8;
+      if (k < K) {
+        e[i] = Rows::values(staged.fetch(0, k));
+        a = amax_of(e[i], a);
+      }
+    }
+    // The reduction's barrier is also the stage's release: every thread has its values in registers.
+    const float s = static_scale > 0.f ? static_scale : dynamic_scale(block_reduce<THREADS>(a, scratch, true));
+    if (static_scale > 0.f) __syncthreads();
+    if (threadIdx.x == 0) {
+      take(m + static_cast<int64_t>(stages) * gridDim.x, stage);
+      s_x[m] = s;
+    }
+    const float inv_s = inverse_scale(s);
+    const size_t row = static_cast<size_t>(m) * K;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const int32_t k = (i * THREADS + threadIdx.x) * 8;
+      if (k < K) write_codes(e[i], inv_s, row + k, x_q, x_f16);
+    }
+    if (++stage == stages) {
+      stage = 0;
+      parity ^= 1u;
+    }
+  }
+}
+
 template <int V, typename Rows>
 __global__ void __launch_bounds__(kThreads) fp8_quantize_two_pass_kernel(const Rows x, int32_t M, int32_t K,
                                                                          int32_t group, int32_t groups,
@@ -177,6 +258,41 @@ void row(const Rows& rows, const Launch& l) {
                                           l.by_group);
 }
 
+// Whole rows through the ring: false (nothing launched) where the ring would not hold two rows.
+template <int THREADS, int VPT, typename Rows>
+bool ring(const Rows& rows, const Launch& l) {
+  const uint32_t row_bytes = static_cast<uint32_t>(Rows::kRowWidths) * l.K * sizeof(__nv_bfloat16);
+  const int stages = ring_stages(row_bytes);
+  if (stages < 2) return false;
+  auto kernel = fp8_quantize_ring_kernel<THREADS, VPT, Rows>;
+  const size_t bytes = static_cast<size_t>(stages) * ring_stride(row_bytes);
+  static std::atomic<uint64_t> opted_in{0};
+  if (opt_in_shared_memory(kernel, opted_in, [](int* size) {
+        *size = static_cast<int>(kRingBytes);
+        return cudaSuccess;
+      }) != cudaSuccess)
+    return false;
+  // The blocks an SM holds depend on the ring's bytes: one count per row width asked (a handful).
+  static std::mutex mutex;
+  static std::vector<std::pair<size_t, int>> known;
+  int resident = 0;
+  {
+    const std::lock_guard lock(mutex);
+    const auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.first == bytes; });
+    resident = it != known.end() ? it->second : known.emplace_back(bytes, resident_blocks(kernel, THREADS, bytes)).second;
+  }
+  const unsigned blocks = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(l.M, resident)));
+  kernel<<<blocks, THREADS, bytes, l.stream>>>(rows, l.M, l.K, stages, l.static_scale, l.x_q, l.x_f16, l.s_x);
+  return true;
+}
+
+// Items wider than a warp's: whole rows through the ring where it holds two, else the row kernel.
+template <int THREADS, int VPT, typename Rows>
+void wide(const Rows& rows, const Launch& l) {
+  if (l.groups == 1 && ring<THREADS, VPT>(rows, l)) return;
+  row<THREADS, VPT>(rows, l);
+}
+
 template <int V, typename Rows>
 void two_pass(const Rows& rows, const Launch& l) {
   fp8_quantize_two_pass_kernel<V><<<static_cast<unsigned>(l.M * l.groups), kThreads, 0, l.stream>>>(
@@ -198,10 +314,10 @@ cudaError_t launch_quantize(const Rows& rows, bool aligned, int32_t M, int32_t K
   else if (width <= 64) lanes<8>(rows, l);
   else if (width <= 128) lanes<16>(rows, l);
   else if (width <= kWarpInputs) lanes<32>(rows, l);
-  else if (width <= 256 * 8 * 2) row<256, 2>(rows, l);
-  else if (width <= 512 * 8 * 2) row<512, 2>(rows, l);
-  else if (width <= 1024 * 8 * 2) row<1024, 2>(rows, l);
-  else if (width <= 1024 * 8 * 4) row<1024, 4>(rows, l);
+  else if (width <= 256 * 8 * 2) wide<256, 2>(rows, l);
+  else if (width <= 512 * 8 * 2) wide<512, 2>(rows, l);
+  else if (width <= 1024 * 8 * 2) wide<1024, 2>(rows, l);
+  else if (width <= 1024 * 8 * 4) wide<1024, 4>(rows, l);
   else two_pass<8>(rows, l);
   return cudaGetLastError();
 }

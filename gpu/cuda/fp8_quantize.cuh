@@ -133,6 +133,10 @@ struct PlainRows {
   const __nv_bfloat16* x;
   int32_t k;
   using Raw = uint4;
+  static constexpr int kRowWidths = 1;  // a row is k bf16
+  __device__ __forceinline__ const __nv_bfloat16* row(int32_t m) const { return x + static_cast<size_t>(m) * k; }
+  // The same rows with row 0 at p (a copy of one row in shared memory).
+  __device__ __forceinline__ PlainRows rebased(const __nv_bfloat16* p) const { return {p, k}; }
   template <int V>
   __device__ __forceinline__ Inputs<V> load(int32_t m, int32_t at) const {
     return load_inputs<V>(x + static_cast<size_t>(m) * k + at);
@@ -146,6 +150,11 @@ struct PlainRows {
 struct GatedRows {
   const __nv_bfloat16* gate_up;
   int32_t k;
+  static constexpr int kRowWidths = 2;  // a row is gate then up, 2k bf16
+  __device__ __forceinline__ const __nv_bfloat16* row(int32_t m) const {
+    return gate_up + static_cast<size_t>(m) * 2 * k;
+  }
+  __device__ __forceinline__ GatedRows rebased(const __nv_bfloat16* p) const { return {p, k}; }
   struct Raw {
     uint4 gate, up;
   };

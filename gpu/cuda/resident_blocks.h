@@ -1,19 +1,21 @@
 // How many blocks of a kernel the GPU holds at once: the grid of the kernels whose blocks walk
-// their work a grid apart (fp8_quantize.cu's row kernel, qkv_rope.cu's prefill kernel).
+// their work a grid apart (fp8_quantize.cu's row and ring kernels, qkv_rope.cu's prefill kernel).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 namespace zinfer::gpu::cuda {
 
-// SMs times the blocks of `threads` threads an SM holds; 0 if the device cannot be asked (the
-// launch then reports the error).
+// SMs times the blocks of `threads` threads (and `dynamic_shared` bytes of dynamic shared memory)
+// an SM holds; 0 if the device cannot be asked (the launch then reports the error).
 template <typename Kernel>
-int resident_blocks(Kernel kernel, int threads) {
+int resident_blocks(Kernel kernel, int threads, size_t dynamic_shared = 0) {
   int device = 0, sms = 0, per_sm = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess)
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_shared) != cudaSuccess)
     return 0;
   return sms * per_sm;
 }

@@ -48,8 +48,8 @@ std::vector<float> bf16_rounded(std::vector<float> x) {
 }
 
 // The activation quantization kernels (lanes of a warp per group, a block per group held in
-// registers, two passes, scalar) give the CPU's codes and scales bit for bit, with the f16 form of
-// each code beside it.
+// registers, whole rows through a shared-memory ring, two passes, scalar) give the CPU's codes and
+// scales bit for bit, with the f16 form of each code beside it.
 TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(5);
@@ -66,6 +66,9 @@ TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
            {2, 8000, 8000, 0.f},    // 512 threads
            {3, 14336, 14336, 0.f},  // 1,024 threads
            {2, 20000, 20000, 0.f},  // 1,024 threads, four vectors each
+           {600, 16384, 16384, 0.f},     // the ring: more rows than a one-block-per-SM grid's stages hold,
+           {700, 16384, 16384, 0.05f},   // so that every stage is refilled (static scale: no reduction)
+           {3000, 4096, 2048, 0.f},      // many rows of a per-group scale: the row kernel, not the ring
            {1, 33000, 33000, 0.f},  // wider: two passes
            {17, 300, 128, 0.f},     // K not a multiple of 8: the scalar kernel
            {3, 1030, 1030, 0.f}}) {
@@ -103,13 +106,14 @@ TEST(CudaFp8, ActivationQuantizationIsTheCpus) {
 }
 
 // silu(gate) · up quantized in one kernel gives the codes and scales of silu_mul's output quantized:
-// the same bf16 activation for every kernel of the launch rule (lanes, registers, two passes,
-// scalar), in both scale orders.
+// the same bf16 activation for every kernel of the launch rule (lanes, registers, the ring with
+// 450 rows of an 8B model's width, two passes, scalar), in both scale orders.
 TEST(CudaFp8, GatedQuantizationIsSiluMulThenQuantization) {
   ZINFER_REQUIRE_CUDA();
   std::mt19937 rng(29);
   for (const auto& [M, inter, group] : std::vector<std::tuple<int, int, int>>{
-           {3, 1024, 128}, {5, 512, 512}, {2, 14336, 14336}, {2, 14336, 128}, {1, 33000, 33000}, {3, 300, 100}}) {
+           {3, 1024, 128}, {5, 512, 512}, {2, 14336, 14336}, {450, 14336, 14336}, {2, 14336, 128},
+           {1, 33000, 33000}, {3, 300, 100}}) {
     SCOPED_TRACE("M " + std::to_string(M) + " inter " + std::to_string(inter) + " group " + std::to_string(group));
     DeviceArray<__nv_bfloat16> gate_up(to_bf16(random_floats(size_t(M) * 2 * inter, rng, 4.f)));
     DeviceArray<__nv_bfloat16> act(size_t(M) * inter);
