@@ -96,23 +96,25 @@ uint16_t float_to_fp16(float f) {
   return sign | static_cast<uint16_t>(half);
 }
 
-void to_float32(const TensorView& t, float* out) {
-  const size_t n = static_cast<size_t>(t.numel());
+void to_float32(const TensorView& t, float* out) { to_float32(t, 0, t.numel(), out); }
+
+void to_float32(const TensorView& t, int64_t first, int64_t count, float* out) {
+  const size_t begin = static_cast<size_t>(first), n = static_cast<size_t>(count);
   switch (t.dtype) {
     case DType::kF32:
-      std::memcpy(out, t.data, n * sizeof(float));
+      std::memcpy(out, t.data + 4 * begin, n * sizeof(float));
       return;
     case DType::kBF16:
       for (size_t i = 0; i < n; ++i) {
         uint16_t bits;
-        std::memcpy(&bits, t.data + 2 * i, 2);
+        std::memcpy(&bits, t.data + 2 * (begin + i), 2);
         out[i] = bf16_to_float(bits);
       }
       return;
     case DType::kF16:
       for (size_t i = 0; i < n; ++i) {
         uint16_t bits;
-        std::memcpy(&bits, t.data + 2 * i, 2);
+        std::memcpy(&bits, t.data + 2 * (begin + i), 2);
         out[i] = fp16_to_float(bits);
       }
       return;

@@ -76,6 +76,8 @@ class WeightSet {
 
 // Converts a tensor's elements to float32 (F32/F16/BF16).
 void to_float32(const TensorView& t, float* out);
+// Elements [first, first + count) of t (in its row-major order) into out.
+void to_float32(const TensorView& t, int64_t first, int64_t count, float* out);
 float bf16_to_float(uint16_t bits);
 uint16_t float_to_bf16(float f);  // round to nearest even
 float fp16_to_float(uint16_t bits);

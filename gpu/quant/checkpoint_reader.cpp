@@ -141,12 +141,10 @@ std::optional<Fp8Weight> CheckpointReader::get_fp8(const std::string& name, cons
              " (an fp8 checkpoint has quant_method fp8)");
     if (!config_.online || is_vocabulary_layer(module)) return std::nullopt;
     if (w.shape != shape) checkpoint_.get(name, shape);  // throws naming the shapes
-    std::vector<float> dense(static_cast<size_t>(w.numel()));
     if (w.dtype != DType::kF32 && w.dtype != DType::kBF16 && w.dtype != DType::kF16)
       refuse(std::string("dtype ") + dtype_name(w.dtype) + " cannot be quantized to fp8 (F32, BF16, F16)");
-    to_float32(w, dense.data());
     fp8_prefixes_.insert(prefix);
-    return quantize_per_channel(dense.data(), shape[0], shape[1]);
+    return quantize_per_channel(w);
   }
   std::string listed;
   for (const std::string& m : config_.ignored_layers)

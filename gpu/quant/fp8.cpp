@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <utility>
 
 #include "gpu/safetensors.h"
 
@@ -40,23 +42,25 @@ float amax_of(const float* x, int64_t n) {
 float e4m3_to_float(uint8_t code) { return kDecode[code]; }
 
 uint8_t float_to_e4m3(float x) {
-  const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
-  if (std::isnan(x)) return sign | 0x7F;
-  // The arithmetic is on doubles scaled by powers of two (exact), rounded by nearbyint in the
-  // default rounding mode: to nearest, ties to even.
-  const double a = std::min(std::fabs(static_cast<double>(x)), 448.0);
-  if (a < 0x1p-6) {
-    // Subnormals (and the smallest normal, which continues the same integer steps): code = a / 2^-9.
-    return sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p9));
+  // On x's bits (online FP8 encodes billions of weights at load: integer steps, no library calls).
+  uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
+  bits &= 0x7FFFFFFFu;
+  if (bits > 0x7F800000u) return sign | 0x7F;  // NaN
+  if (bits >= 0x43E00000u) return sign | 0x7E;  // 448 and beyond (infinity too) saturate
+  if (bits < 0x3C800000u) {
+    // Below 2^-6, the subnormals and the smallest normal continue one integer step of 2^-9:
+    // code = |x| · 2^9 (exact), rounded by nearbyint in the default mode, to nearest even.
+    float a = 0;
+    std::memcpy(&a, &bits, sizeof a);
+    return sign | static_cast<uint8_t>(std::nearbyint(a * 0x1p9f));
   }
-  int e = 0;
-  std::frexp(a, &e);  // a = f · 2^e, f in [0.5, 1): the exponent of a's leading bit is e - 1
-  const int exp = e - 1;
-  // Eight steps per binade: the mantissa's three bits, rounded; a carry moves to the next binade,
-  // which the code's integer layout absorbs (mantissa 8 = the next exponent with mantissa 0).
-  const int steps = static_cast<int>(std::nearbyint(std::ldexp(a, 3 - exp)));  // in [8, 16]
-  const int code = ((exp + 7) << 3) + (steps - 8);
-  return sign | static_cast<uint8_t>(std::min(code, 0x7E));
+  // A normal code is float32's exponent (rebiased from 127 to 7) and its mantissa's top 3 bits:
+  // round the other 20 away, to nearest even; a carry moves into the exponent, as the code's
+  // integer layout wants. Below 448 nothing rounds past 448 (0x7E).
+  const uint32_t rounded = (bits + 0x7FFFFu + ((bits >> 20) & 1u)) >> 20;
+  return sign | static_cast<uint8_t>(std::min<uint32_t>(rounded - ((127u - 7u) << 3), 0x7Eu));
 }
 
 const char* activation_scheme_name(ActivationScheme s) { return s == ActivationScheme::kStatic ? "static" : "dynamic"; }
@@ -96,9 +100,9 @@ Fp8Weight Fp8Weight::slice(int64_t row_begin, int64_t row_count, int64_t col_beg
   return out;
 }
 
-void Fp8Weight::append(const Fp8Weight& below, const std::string& what) {
+void Fp8Weight::append(Fp8Weight below, const std::string& what) {
   if (rows == 0) {
-    *this = below;
+    *this = std::move(below);
     return;
   }
   if (below.cols != cols) fail(what, "has " + std::to_string(below.cols) + " columns, its fused layer " + std::to_string(cols));
@@ -114,7 +118,11 @@ void Fp8Weight::append(const Fp8Weight& below, const std::string& what) {
   input_scale = std::max(input_scale, below.input_scale);
 }
 
-Fp8Weight quantize_per_channel(const float* w, int64_t rows, int64_t cols) {
+namespace {
+
+// row(n, buffer) gives row n's cols values, in buffer or elsewhere.
+template <typename Row>
+Fp8Weight quantize_rows(int64_t rows, int64_t cols, const Row& row) {
   Fp8Weight out;
   out.rows = rows;
   out.cols = cols;
@@ -122,16 +130,38 @@ Fp8Weight quantize_per_channel(const float* w, int64_t rows, int64_t cols) {
   out.activation = ActivationScheme::kDynamic;
   out.q.resize(static_cast<size_t>(rows * cols));
   out.scale.resize(static_cast<size_t>(rows));
-  // Online FP8 quantizes every linear layer of a model at load (billions of values, tens of ns
-  // each): the rows are split over the host's cores, each row's codes the same whoever computes them.
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 20))
-  for (int64_t n = 0; n < rows; ++n) {
-    const float* row = w + n * cols;
-    const float s = std::max(amax_of(row, cols), kFp8MinAmax) / kFp8Max;
-    out.scale[static_cast<size_t>(n)] = s;
-    for (int64_t k = 0; k < cols; ++k) out.q[static_cast<size_t>(n * cols + k)] = float_to_e4m3(row[k] / s);
+  // Online FP8 quantizes every linear layer of a model at load (billions of values): the rows are
+  // split over the host's cores, each row's codes the same whoever computes them.
+#pragma omp parallel if (rows * cols >= (1 << 20))
+  {
+    std::vector<float> buffer(static_cast<size_t>(cols));
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < rows; ++n) {
+      const float* values = row(n, buffer.data());
+      const float s = std::max(amax_of(values, cols), kFp8MinAmax) / kFp8Max;
+      out.scale[static_cast<size_t>(n)] = s;
+      uint8_t* q = out.q.data() + n * cols;
+      for (int64_t k = 0; k < cols; ++k) q[k] = float_to_e4m3(values[k] / s);
+    }
   }
   return out;
+}
+
+}  // namespace
+
+Fp8Weight quantize_per_channel(const float* w, int64_t rows, int64_t cols) {
+  return quantize_rows(rows, cols, [&](int64_t n, float*) { return w + n * cols; });
+}
+
+Fp8Weight quantize_per_channel(const TensorView& w) {
+  if (w.shape.size() != 2) fail(w.name, "is not a matrix; only linear layers' weights are quantized");
+  const int64_t rows = w.shape[0], cols = w.shape[1];
+  // Each row converted where it is quantized: no float32 copy of the whole layer (a 28,672 x 4,096
+  // gate/up projection is 470 MB of it, whose first touch cost more than the quantization).
+  return quantize_rows(rows, cols, [&](int64_t n, float* buffer) {
+    to_float32(w, n * cols, cols, buffer);
+    return static_cast<const float*>(buffer);
+  });
 }
 
 void quantize_activations(const float* x, int64_t M, int64_t K, int64_t group, ActivationScheme scheme,

@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+namespace zinfer::gpu {
+struct TensorView;
+}  // namespace zinfer::gpu
+
 namespace zinfer::gpu::quant {
 
 constexpr float kFp8Max = 448.0f;
@@ -57,12 +61,14 @@ struct Fp8Weight {
   // Stacks `below`'s rows under these (q, k, v or gate, up into one matrix). The column count,
   // group and scheme must agree; a static layer takes the larger input_scale (vLLM's choice for a
   // fused layer whose parts were calibrated apart). `what` names the tensor in errors.
-  void append(const Fp8Weight& below, const std::string& what);
+  void append(Fp8Weight below, const std::string& what);
 };
 
 // Quantizes a dense weight [N, K] per output channel: s_w[n] = max(amax of row n, 1e-10) / 448,
 // w_q = e4m3(w / s_w), activations dynamic per token (online FP8).
 Fp8Weight quantize_per_channel(const float* w, int64_t rows, int64_t cols);
+// The same of a checkpoint's matrix [N, K] in F32, F16 or BF16.
+Fp8Weight quantize_per_channel(const TensorView& w);
 
 // The activation side of the product for rows x [M, K]: x_q as float values (exactly e4m3 values)
 // and s_x [M, groups]. `group` and `scheme` as in Fp8Weight.

@@ -1,5 +1,7 @@
 #include "gpu/quant/fp8_parts.h"
 
+#include <utility>
+
 namespace zinfer::gpu::quant {
 
 std::optional<Fp8Weight> read_fp8_linear(CheckpointReader& reader, const std::vector<models::TensorPart>& parts) {
@@ -12,7 +14,9 @@ std::optional<Fp8Weight> read_fp8_linear(CheckpointReader& reader, const std::ve
       continue;
     }
     const std::vector<int64_t> s = models::sliced_shape(p);
-    out.append(whole->slice(p.rows.begin, s[0], p.cols.begin, s[1], p.name), p.name);
+    const bool all = p.rows.begin == 0 && p.cols.begin == 0 && s[0] == whole->rows && s[1] == whole->cols;
+    // A part taken whole (one GPU) moves rather than being copied.
+    out.append(all ? std::move(*whole) : whole->slice(p.rows.begin, s[0], p.cols.begin, s[1], p.name), p.name);
   }
   if (out.rows == 0) return std::nullopt;
   if (!dense.empty())
