@@ -7,7 +7,8 @@
 # after the other in one run. A table of seconds prints last (docs/benchmarks/quantization.md).
 # Expects build-gpu/bin/{zinfer,zinfer-bench}.
 #   OUT=/tmp/g tools/gpu/gptq_speed.sh
-# Knobs: CHUNKS ("1024 512 256 128 64 32"), MODEL / W4_MODEL (folders, made when missing).
+# Knobs: CHUNKS ("1024 512 256 128 64 32"), LONG (1: the 512-out row too; 0: not), MODEL / W4_MODEL
+# (folders, made when missing).
 set -u
 out=${OUT:-/tmp/zinfer-gptq-speed}
 mkdir -p "$out"
@@ -31,9 +32,11 @@ for c in $chunks; do
     "$(run fp8 "$bf16" "--quantization fp8" 16 "$c")" >> "$out/table.txt"
   echo >> "$out/table.txt"
 done
-printf "%-6s" "512out" >> "$out/table.txt"
-printf " %10s" "$(run bf16 "$bf16" "" 512 1024)" "$(run w4a16 "$w4" "" 512 1024)" \
-  "$(run fp8 "$bf16" "--quantization fp8" 512 1024)" >> "$out/table.txt"
-echo >> "$out/table.txt"
+if [ "${LONG:-1}" = 1 ]; then
+  printf "%-6s" "512out" >> "$out/table.txt"
+  printf " %10s" "$(run bf16 "$bf16" "" 512 1024)" "$(run w4a16 "$w4" "" 512 1024)" \
+    "$(run fp8 "$bf16" "--quantization fp8" 512 1024)" >> "$out/table.txt"
+  echo >> "$out/table.txt"
+fi
 echo "--- seconds, 11 x 8,000 in / 16 out by max_num_batched_tokens; last row: / 512 out at 1,024"
 cat "$out/table.txt"
