@@ -1,6 +1,7 @@
 #include "gpu/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -112,11 +113,14 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   check_cuda(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming), "cudaEventCreate");
   gemm_ = std::make_unique<Gemm>();
   model_ = models::build_model(model_config_, weights_);
+  const auto load_start = std::chrono::steady_clock::now();
   if (random_seed != nullptr) {
     weights_.fill_random(*random_seed);
   } else {
     weights_.upload(WeightSet(o.model_dir), model_config_.quantization);
   }
+  // Read, converted or quantized, and uploaded: start-up's largest part (online FP8 quantizes here).
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   weights_.fp8().prepare(max_tokens_);  // FP8 layers' workspaces (fp8_linear.h), before the KV cache
 
   const ModelConfig& c = config_;
@@ -235,9 +239,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   const bool speaks = rank_.rank == 0;  // rank 0 speaks for a group (every figure is per GPU)
   if (speaks) {
     std::fprintf(stderr,
-                 "zinfer cuda: %s on %s x%d; per GPU: weights %.2f GiB, activations %.2f GiB; KV cache (%s) %d blocks x "
-                 "%d tokens = %lld tokens (%.2f GiB), swap pool %d blocks\n",
-                 c.architecture_name.c_str(), prop.name, rank_.size(), weights_.bytes() / 1073741824.0,
+                 "zinfer cuda: %s on %s x%d; per GPU: weights %.2f GiB (loaded in %.1f s), activations %.2f GiB; KV "
+                 "cache (%s) %d blocks x %d tokens = %lld tokens (%.2f GiB), swap pool %d blocks\n",
+                 c.architecture_name.c_str(), prop.name, rank_.size(), weights_.bytes() / 1073741824.0, load_s,
                  act_.bytes() / 1073741824.0, fp8_kv ? "fp8 e4m3" : "bf16", blocks, o.block_size,
                  static_cast<long long>(blocks) * o.block_size,
                  blocks * geo.bytes_per_block_all_layers() / 1073741824.0, kv_->host_blocks());
