@@ -27,6 +27,20 @@ cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, in
                                 __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16 = nullptr,
                                 Fp8ScaleOrder order = Fp8ScaleOrder::kByRow);
 
+// Which kernel launch_fp8_quantize and launch_fp8_silu_mul_quantize run (fp8_quantize.cu's header
+// says why each), for rows of K inputs in groups of `group`, gated (a row is then 2 · K bf16:
+// gate, up) or not, with `vectors` whether every 8 inputs move as one 16-byte load (K and group
+// multiples of 8, aligned buffers). Host arithmetic only: the launches follow it.
+enum class Fp8QuantizeKernel { kTwoPassScalar, kLanes, kRing, kRow, kTwoPassVectors };
+struct Fp8QuantizeLaunch {
+  Fp8QuantizeKernel kernel = Fp8QuantizeKernel::kTwoPassScalar;
+  int32_t threads = 0;  // lanes per item (kLanes), threads per block (kRing, kRow)
+  int32_t vectors = 0;  // 16-byte loads a thread holds (kRing, kRow)
+  int32_t stages = 0;   // rows the ring holds (kRing)
+  bool operator==(const Fp8QuantizeLaunch&) const = default;
+};
+Fp8QuantizeLaunch fp8_quantize_launch(int32_t K, int32_t group, bool vectors, bool gated);
+
 // x = bf16(silu(gate) · up) as launch_silu_mul computes it from gate_up [M, 2 · inter] (gate in
 // columns [0, inter), up in [inter, 2 · inter)), quantized as above (K = inter) without x being
 // written: the gated MLP's down projection reads its codes instead of silu_mul's output.

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -258,12 +259,11 @@ void row(const Rows& rows, const Launch& l) {
                                           l.by_group);
 }
 
-// Whole rows through the ring: false (nothing launched) where the ring would not hold two rows.
+// Whole rows through a ring of `stages` rows: false (nothing launched) where the device refuses
+// the ring's shared memory.
 template <int THREADS, int VPT, typename Rows>
-bool ring(const Rows& rows, const Launch& l) {
+bool ring(const Rows& rows, const Launch& l, int stages) {
   const uint32_t row_bytes = static_cast<uint32_t>(Rows::kRowWidths) * l.K * sizeof(__nv_bfloat16);
-  const int stages = ring_stages(row_bytes);
-  if (stages < 2) return false;
   auto kernel = fp8_quantize_ring_kernel<THREADS, VPT, Rows>;
   const size_t bytes = static_cast<size_t>(stages) * ring_stride(row_bytes);
   static std::atomic<uint64_t> opted_in{0};
@@ -286,11 +286,14 @@ bool ring(const Rows& rows, const Launch& l) {
   return true;
 }
 
-// Items wider than a warp's: whole rows through the ring where it holds two, else the row kernel.
-template <int THREADS, int VPT, typename Rows>
-void wide(const Rows& rows, const Launch& l) {
-  if (l.groups == 1 && ring<THREADS, VPT>(rows, l)) return;
-  row<THREADS, VPT>(rows, l);
+// f(THREADS, VPT) as integral constants, for the block shapes fp8_quantize_launch names.
+template <typename F>
+void with_block(const Fp8QuantizeLaunch& c, F&& f) {
+  using std::integral_constant;
+  if (c.threads == 256) f(integral_constant<int, 256>{}, integral_constant<int, 2>{});
+  else if (c.threads == 512) f(integral_constant<int, 512>{}, integral_constant<int, 2>{});
+  else if (c.vectors == 2) f(integral_constant<int, 1024>{}, integral_constant<int, 2>{});
+  else f(integral_constant<int, 1024>{}, integral_constant<int, 4>{});
 }
 
 template <int V, typename Rows>
@@ -309,20 +312,45 @@ cudaError_t launch_quantize(const Rows& rows, bool aligned, int32_t M, int32_t K
   // The vector kernels need every 8 inputs' bytes aligned: rows and groups start on multiples of 8.
   const bool vectors = aligned && K % 8 == 0 && group % 8 == 0 && aligned16(x_f16) &&
                        reinterpret_cast<uintptr_t>(x_q) % 8 == 0;
-  const int32_t width = std::min(group, K);  // inputs of the widest item
-  if (!vectors) two_pass<1>(rows, l);
-  else if (width <= 64) lanes<8>(rows, l);
-  else if (width <= 128) lanes<16>(rows, l);
-  else if (width <= kWarpInputs) lanes<32>(rows, l);
-  else if (width <= 256 * 8 * 2) wide<256, 2>(rows, l);
-  else if (width <= 512 * 8 * 2) wide<512, 2>(rows, l);
-  else if (width <= 1024 * 8 * 2) wide<1024, 2>(rows, l);
-  else if (width <= 1024 * 8 * 4) wide<1024, 4>(rows, l);
-  else two_pass<8>(rows, l);
+  const Fp8QuantizeLaunch c = fp8_quantize_launch(K, group, vectors, Rows::kRowWidths == 2);
+  switch (c.kernel) {
+    case Fp8QuantizeKernel::kTwoPassScalar: two_pass<1>(rows, l); break;
+    case Fp8QuantizeKernel::kTwoPassVectors: two_pass<8>(rows, l); break;
+    case Fp8QuantizeKernel::kLanes:
+      if (c.threads == 8) lanes<8>(rows, l);
+      else if (c.threads == 16) lanes<16>(rows, l);
+      else lanes<32>(rows, l);
+      break;
+    case Fp8QuantizeKernel::kRing:
+    case Fp8QuantizeKernel::kRow:
+      with_block(c, [&](auto threads, auto vpt) {
+        if (c.kernel == Fp8QuantizeKernel::kRing && ring<threads(), vpt()>(rows, l, c.stages)) return;
+        row<threads(), vpt()>(rows, l);  // also where the device refused the ring's shared memory
+      });
+      break;
+  }
   return cudaGetLastError();
 }
 
 }  // namespace
+
+Fp8QuantizeLaunch fp8_quantize_launch(int32_t K, int32_t group, bool vectors, bool gated) {
+  if (!vectors) return {Fp8QuantizeKernel::kTwoPassScalar};
+  const int32_t width = std::min(group, K);  // inputs of the widest item
+  if (width <= kWarpInputs) return {Fp8QuantizeKernel::kLanes, width <= 64 ? 8 : width <= 128 ? 16 : 32};
+  // Wide rows take more threads rather than more vectors per thread (fewer registers a thread).
+  Fp8QuantizeLaunch c{Fp8QuantizeKernel::kRow, 1024, 4};
+  if (width <= 256 * 8 * 2) c = {Fp8QuantizeKernel::kRow, 256, 2};
+  else if (width <= 512 * 8 * 2) c = {Fp8QuantizeKernel::kRow, 512, 2};
+  else if (width <= 1024 * 8 * 2) c = {Fp8QuantizeKernel::kRow, 1024, 2};
+  else if (width > 1024 * 8 * 4) return {Fp8QuantizeKernel::kTwoPassVectors};
+  const int stages = ring_stages(static_cast<uint32_t>(gated ? 2 : 1) * K * sizeof(__nv_bfloat16));
+  if (group >= K && stages >= 2) {  // whole rows, two of them in the ring at least
+    c.kernel = Fp8QuantizeKernel::kRing;
+    c.stages = stages;
+  }
+  return c;
+}
 
 cudaError_t launch_fp8_quantize(const __nv_bfloat16* x, int32_t M, int32_t K, int32_t group, float static_scale,
                                 __nv_fp8_e4m3* x_q, float* s_x, cudaStream_t stream, __half* x_f16,

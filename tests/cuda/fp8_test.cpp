@@ -47,6 +47,27 @@ std::vector<float> bf16_rounded(std::vector<float> x) {
   return x;
 }
 
+// The launch rule of the activation quantizations (host arithmetic: runs without a GPU), at the
+// shapes that decide it, so that a launch cannot fall to a slower kernel without a test saying so.
+TEST(CudaFp8, QuantizationLaunchRule) {
+  using K = Fp8QuantizeKernel;
+  const auto rule = fp8_quantize_launch;
+  EXPECT_EQ(rule(4096, 4096, false, false), (Fp8QuantizeLaunch{K::kTwoPassScalar}));  // unaligned or K % 8
+  EXPECT_EQ(rule(96, 32, true, false), (Fp8QuantizeLaunch{K::kLanes, 8}));
+  EXPECT_EQ(rule(4096, 128, true, true), (Fp8QuantizeLaunch{K::kLanes, 16}));  // block-wise 1 x 128 groups
+  EXPECT_EQ(rule(1000, 1000, true, false), (Fp8QuantizeLaunch{K::kLanes, 32}));
+  // Whole rows of an 8B model: the o input (8 KB a row) and the gated down input (57 KB a row,
+  // three in 200 KB), then a 70B model's gated row (114 KB), which the ring cannot hold twice.
+  EXPECT_EQ(rule(4096, 4096, true, false), (Fp8QuantizeLaunch{K::kRing, 256, 2, 4}));
+  EXPECT_EQ(rule(14336, 14336, true, true), (Fp8QuantizeLaunch{K::kRing, 1024, 2, 3}));
+  EXPECT_EQ(rule(8000, 8000, true, false), (Fp8QuantizeLaunch{K::kRing, 512, 2, 4}));
+  EXPECT_EQ(rule(28672, 28672, true, true), (Fp8QuantizeLaunch{K::kRow, 1024, 4}));
+  EXPECT_EQ(rule(28672, 28672, true, false), (Fp8QuantizeLaunch{K::kRing, 1024, 4, 3}));
+  // Several wide groups a row: the row kernel; wider than 32,768 inputs: two passes.
+  EXPECT_EQ(rule(4096, 2048, true, false), (Fp8QuantizeLaunch{K::kRow, 256, 2}));
+  EXPECT_EQ(rule(33000, 33000, true, false), (Fp8QuantizeLaunch{K::kTwoPassVectors}));
+}
+
 // The activation quantization kernels (lanes of a warp per group, a block per group held in
 // registers, whole rows through a shared-memory ring, two passes, scalar) give the CPU's codes and
 // scales bit for bit, with the f16 form of each code beside it.
