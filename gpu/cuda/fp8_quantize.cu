@@ -59,8 +59,7 @@ __global__ void __launch_bounds__(kThreads) fp8_quantize_lanes_kernel(const Rows
   if ((thread & ~int64_t{31}) / kLanes >= items) return;  // whole warps leave together (the shuffles)
   const bool valid = item < items;
   const int sub = threadIdx.x % kLanes;
-  const int32_t m = valid ? static_cast<int32_t>(item / groups) : 0, g = valid ? static_cast<int32_t>(item % groups) : 0;
-  const int32_t k0 = g * group, k1 = valid ? min(K, k0 + group) : 0;
+  const auto [m, g, k0, k1] = valid ? item_at(item, groups, group, K) : Item{0, 0, 0, 0};
   Inputs<8> e[kWarpVectors];
   float a = 0.f;
 #pragma unroll
@@ -93,8 +92,7 @@ __global__ void __launch_bounds__(THREADS) fp8_quantize_row_kernel(const Rows x,
   using Raw = typename Rows::Raw;
   const int64_t items = static_cast<int64_t>(M) * groups;
   auto fetch = [&](int64_t item, Raw (&raw)[VPT]) {
-    const int32_t m = static_cast<int32_t>(item / groups), g = static_cast<int32_t>(item % groups);
-    const int32_t k0 = g * group, k1 = min(K, k0 + group);
+    const auto [m, g, k0, k1] = item_at(item, groups, group, K);
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       const int32_t k = k0 + (i * THREADS + threadIdx.x) * 8;
@@ -112,8 +110,7 @@ __global__ void __launch_bounds__(THREADS) fp8_quantize_row_kernel(const Rows x,
     } else {
       fetch(item, raw);
     }
-    const int32_t m = static_cast<int32_t>(item / groups), g = static_cast<int32_t>(item % groups);
-    const int32_t k0 = g * group, k1 = min(K, k0 + group);
+    const auto [m, g, k0, k1] = item_at(item, groups, group, K);
     Inputs<8> e[VPT];
     float a = 0.f;
 #pragma unroll
@@ -214,8 +211,7 @@ __global__ void __launch_bounds__(kThreads) fp8_quantize_two_pass_kernel(const R
                                                                          __half* __restrict__ x_f16,
                                                                          float* __restrict__ s_x, bool by_group) {
   __shared__ float scratch[kThreads / 32];
-  const int32_t m = blockIdx.x / groups, g = blockIdx.x % groups;
-  const int32_t k0 = g * group, k1 = min(K, k0 + group);
+  const auto [m, g, k0, k1] = item_at(blockIdx.x, groups, group, K);
   const size_t row = static_cast<size_t>(m) * K;
   float s = static_scale;
   if (!(static_scale > 0.f)) {

@@ -54,6 +54,15 @@ __device__ inline void write_code(float x, float inv_s, size_t at, __nv_fp8_e4m3
   if (x_f16 != nullptr) x_f16[at] = __half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3));
 }
 
+// Item `item` of the (row, group) items in row-major order: row m, group g, inputs [k0, k1).
+struct Item {
+  int32_t m, g, k0, k1;
+};
+__device__ __forceinline__ Item item_at(int64_t item, int32_t groups, int32_t group, int32_t K) {
+  const int32_t m = static_cast<int32_t>(item / groups), g = static_cast<int32_t>(item % groups);
+  return {m, g, g * group, min(K, g * group + group)};
+}
+
 // Where row m's scale of group g goes (Fp8ScaleOrder).
 __device__ __forceinline__ size_t scale_index(int32_t m, int32_t g, int32_t M, int32_t groups, bool by_group) {
   return by_group ? static_cast<size_t>(g) * M + m : static_cast<size_t>(m) * groups + g;
@@ -139,10 +148,10 @@ struct PlainRows {
   __device__ __forceinline__ PlainRows rebased(const __nv_bfloat16* p) const { return {p, k}; }
   template <int V>
   __device__ __forceinline__ Inputs<V> load(int32_t m, int32_t at) const {
-    return load_inputs<V>(x + static_cast<size_t>(m) * k + at);
+    return load_inputs<V>(row(m) + at);
   }
   __device__ __forceinline__ Raw fetch(int32_t m, int32_t at) const {
-    return *reinterpret_cast<const uint4*>(x + static_cast<size_t>(m) * k + at);
+    return *reinterpret_cast<const uint4*>(row(m) + at);
   }
   __device__ __forceinline__ static Inputs<8> values(const Raw& r) { return widen(r); }
 };
@@ -159,23 +168,21 @@ struct GatedRows {
     uint4 gate, up;
   };
   template <int V>
-  __device__ __forceinline__ Inputs<V> load(int32_t m, int32_t at) const {
-    const __nv_bfloat16* gate = gate_up + static_cast<size_t>(m) * 2 * k + at;
-    const Inputs<V> g = load_inputs<V>(gate), u = load_inputs<V>(gate + k);
+  __device__ __forceinline__ static Inputs<V> gated(const Inputs<V>& gate, const Inputs<V>& up) {
     Inputs<V> e;
-    for (int i = 0; i < V; ++i) e.v[i] = silu_mul_bf16(g.v[i], u.v[i]);
+    for (int i = 0; i < V; ++i) e.v[i] = silu_mul_bf16(gate.v[i], up.v[i]);
     return e;
+  }
+  template <int V>
+  __device__ __forceinline__ Inputs<V> load(int32_t m, int32_t at) const {
+    const __nv_bfloat16* gate = row(m) + at;
+    return gated(load_inputs<V>(gate), load_inputs<V>(gate + k));
   }
   __device__ __forceinline__ Raw fetch(int32_t m, int32_t at) const {
-    const __nv_bfloat16* gate = gate_up + static_cast<size_t>(m) * 2 * k + at;
+    const __nv_bfloat16* gate = row(m) + at;
     return {*reinterpret_cast<const uint4*>(gate), *reinterpret_cast<const uint4*>(gate + k)};
   }
-  __device__ __forceinline__ static Inputs<8> values(const Raw& r) {
-    const Inputs<8> g = widen(r.gate), u = widen(r.up);
-    Inputs<8> e;
-    for (int i = 0; i < 8; ++i) e.v[i] = silu_mul_bf16(g.v[i], u.v[i]);
-    return e;
-  }
+  __device__ __forceinline__ static Inputs<8> values(const Raw& r) { return gated(widen(r.gate), widen(r.up)); }
 };
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
