@@ -42,14 +42,6 @@ void upload_tensor(const TensorView& t, bool as_float, std::byte* dst, std::vect
   check_cuda(cudaMemcpy(dst, scratch16.data(), n * 2, cudaMemcpyHostToDevice), "upload of a weight");
 }
 
-// Whether the part is its whole tensor (a single rank's ranges may name the full extent).
-bool whole(const models::TensorPart& p) {
-  auto full = [&](const models::Range& r, size_t dim) {
-    return r.all() || (r.begin == 0 && p.shape.size() > dim && r.count == p.shape[dim]);
-  };
-  return full(p.rows, 0) && full(p.cols, 1);
-}
-
 }  // namespace
 
 int32_t CudaWeightStore::add(const std::vector<models::TensorPart>& parts, bool as_float) {
@@ -168,7 +160,7 @@ void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConf
     if (s.as_float || tp_.size != 1) continue;
     bool all = true;
     for (const models::TensorPart& p : s.parts)
-      all = all && whole(p) && reader.stores_quantized(p.name);
+      all = all && models::whole(p) && reader.stores_quantized(p.name);
     s.own = all;
   }
   total_ = 0;

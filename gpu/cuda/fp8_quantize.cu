@@ -139,6 +139,10 @@ __global__ void __launch_bounds__(THREADS) fp8_quantize_row_kernel(const Rows x,
 constexpr int kRingStages = 4;
 constexpr uint32_t kRingBytes = 200 * 1024;
 
+// A row's bytes: K bf16, or 2 · K for the gated rows (gate, up).
+__host__ __device__ inline uint32_t ring_row_bytes(int32_t K, int row_widths) {
+  return static_cast<uint32_t>(row_widths) * K * sizeof(__nv_bfloat16);
+}
 __host__ __device__ inline uint32_t ring_stride(uint32_t row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
 inline int ring_stages(uint32_t row_bytes) {
   return static_cast<int>(std::min<uint32_t>(kRingStages, kRingBytes / ring_stride(row_bytes)));
@@ -153,7 +157,7 @@ __global__ void __launch_bounds__(THREADS) fp8_quantize_ring_kernel(const Rows x
   extern __shared__ __align__(128) unsigned char ring[];
   __shared__ float scratch[THREADS / 32];
   __shared__ __align__(8) uint64_t full[kRingStages];  // stage s holds its row (the bulk copy landed)
-  const uint32_t row_bytes = static_cast<uint32_t>(Rows::kRowWidths) * K * sizeof(__nv_bfloat16);
+  const uint32_t row_bytes = ring_row_bytes(K, Rows::kRowWidths);
   const uint32_t stride = ring_stride(row_bytes);
   auto take = [&](int64_t m, int stage) {  // thread 0: row m into the stage
     if (m >= M) return;
@@ -259,9 +263,8 @@ void row(const Rows& rows, const Launch& l) {
 // the ring's shared memory.
 template <int THREADS, int VPT, typename Rows>
 bool ring(const Rows& rows, const Launch& l, int stages) {
-  const uint32_t row_bytes = static_cast<uint32_t>(Rows::kRowWidths) * l.K * sizeof(__nv_bfloat16);
   auto kernel = fp8_quantize_ring_kernel<THREADS, VPT, Rows>;
-  const size_t bytes = static_cast<size_t>(stages) * ring_stride(row_bytes);
+  const size_t bytes = static_cast<size_t>(stages) * ring_stride(ring_row_bytes(l.K, Rows::kRowWidths));
   static std::atomic<uint64_t> opted_in{0};
   if (opt_in_shared_memory(kernel, opted_in, [](int* size) {
         *size = static_cast<int>(kRingBytes);
@@ -340,7 +343,7 @@ Fp8QuantizeLaunch fp8_quantize_launch(int32_t K, int32_t group, bool vectors, bo
   else if (width <= 512 * 8 * 2) c = {Fp8QuantizeKernel::kRow, 512, 2};
   else if (width <= 1024 * 8 * 2) c = {Fp8QuantizeKernel::kRow, 1024, 2};
   else if (width > 1024 * 8 * 4) return {Fp8QuantizeKernel::kTwoPassVectors};
-  const int stages = ring_stages(static_cast<uint32_t>(gated ? 2 : 1) * K * sizeof(__nv_bfloat16));
+  const int stages = ring_stages(ring_row_bytes(K, gated ? 2 : 1));
   if (group >= K && stages >= 2) {  // whole rows, two of them in the ring at least
     c.kernel = Fp8QuantizeKernel::kRing;
     c.stages = stages;

@@ -23,6 +23,13 @@ std::vector<int64_t> sliced_shape(const TensorPart& part) {
   return s;
 }
 
+bool whole(const TensorPart& part) {
+  auto full = [&](const Range& r, size_t dim) {
+    return r.all() || (r.begin == 0 && part.shape.size() > dim && r.count == part.shape[dim]);
+  };
+  return full(part.rows, 0) && full(part.cols, 1);
+}
+
 Sharding shard(const ModelConfig& c, TensorParallel tp) {
   if (tp.size < 1 || tp.rank < 0 || tp.rank >= tp.size) {
     throw ModelConfigError("tensor-parallel rank " + std::to_string(tp.rank) + " of " + std::to_string(tp.size) +

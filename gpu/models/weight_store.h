@@ -48,6 +48,8 @@ struct TensorPart {
 
 // The shape a part has once sliced.
 std::vector<int64_t> sliced_shape(const TensorPart& part);
+// Whether the part is its whole tensor (a single rank's ranges may name the full extent).
+bool whole(const TensorPart& part);
 
 class WeightStore {
  public:

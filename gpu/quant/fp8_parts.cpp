@@ -8,15 +8,15 @@ std::optional<Fp8Weight> read_fp8_linear(CheckpointReader& reader, const std::ve
   Fp8Weight out;
   std::string dense;
   for (const models::TensorPart& p : parts) {
-    std::optional<Fp8Weight> whole = reader.get_fp8(p.name, p.shape);
-    if (!whole) {
+    std::optional<Fp8Weight> stored = reader.get_fp8(p.name, p.shape);
+    if (!stored) {
       dense = p.name;
       continue;
     }
     const std::vector<int64_t> s = models::sliced_shape(p);
-    const bool all = p.rows.begin == 0 && p.cols.begin == 0 && s[0] == whole->rows && s[1] == whole->cols;
     // A part taken whole (one GPU) moves rather than being copied.
-    out.append(all ? std::move(*whole) : whole->slice(p.rows.begin, s[0], p.cols.begin, s[1], p.name), p.name);
+    out.append(models::whole(p) ? std::move(*stored) : stored->slice(p.rows.begin, s[0], p.cols.begin, s[1], p.name),
+               p.name);
   }
   if (out.rows == 0) return std::nullopt;
   if (!dense.empty())
