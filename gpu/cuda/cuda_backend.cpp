@@ -172,6 +172,14 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
     for (int32_t m = 1; m <= kW4GemmMaxRows; ++m)
       w4_partials = std::max(w4_partials, w4_gemm_workspace_floats(m, w.n, w4_gemm_splits(m, w.n, w.k)));
     w4_counters = std::max(w4_counters, w4_gemm_counters(w.n));
+    // The wide kernel's splits, at either tile of x rows (w4_path_plan.h picks one per bucket).
+    for (int64_t m = kW4GemmMaxRows + 1; m <= static_cast<int64_t>(T); m = (m / 128 + 1) * 128)
+      for (const int32_t tokens : {128, 256}) {
+        const int32_t rows = static_cast<int32_t>(m), splits = w4_gemm_wide_splits(rows, w.n, w.k, tokens);
+        if (splits <= 1) continue;
+        w4_partials = std::max(w4_partials, w4_gemm_wide_workspace_floats(rows, w.n, splits, tokens));
+        w4_counters = std::max(w4_counters, w4_gemm_wide_counters(rows, w.n, tokens));
+      }
     w4_dense = std::max(w4_dense, static_cast<size_t>(w.n) * w.k * bf);
     if (w.perm != nullptr) w4_permuted = std::max(w4_permuted, T * w.k * bf);
   }
@@ -184,6 +192,7 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
   }
 
   tune_linear_layers();
+  choose_w4_paths();
 
   // The KV cache takes what is left under gpu_memory_utilization; fp8 blocks are half the bytes of
   // bf16 ones, so the same memory holds twice the blocks (and the swap pool likewise).

@@ -23,6 +23,7 @@
 #include "gpu/cuda/sampling.h"
 #include "gpu/cuda/sampling_rules_state.h"
 #include "gpu/cuda/step_inputs.h"
+#include "gpu/cuda/w4_path_plan.h"
 #include "gpu/decode_linear_plan.h"
 #include "gpu/models/model_definition.h"
 
@@ -85,6 +86,10 @@ class CudaBackend final : public Backend {
   // layer at the row counts a step can have (before the KV cache takes the free memory: the
   // timing needs scratch operands), then the CUDA graph of every decode bucket.
   void tune_linear_layers();
+  // Which way each int4 shape runs at each row bucket past kW4GemmMaxRows (w4_path_plan.h), by
+  // timing both on scratch operands after the cuBLASLt tuning (cuda_w4_paths.cpp).
+  void choose_w4_paths();
+  W4PathPlan w4_paths_;
   // Which layers of 1-2 row decode steps stay on the GEMV (decode_linear_plan.h), by timing the
   // bucket's layers as it will be served (a graph, or eagerly without graphs), before capture.
   void choose_decode_linears();

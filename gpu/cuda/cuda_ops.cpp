@@ -103,7 +103,9 @@ const __nv_bfloat16* CudaBackend::Ops::dense(models::Linear w, const __nv_bfloat
 void CudaBackend::Ops::w4_linear(models::Linear w, const __nv_bfloat16* x, int32_t rows, __nv_bfloat16* y,
                                  float* residual) {
   const W4Weight q = b_.weights_.w4(w);
-  if (rows <= kW4GemmMaxRows) {
+  W4Path path = b_.w4_paths_.path({q.n, q.k, y == nullptr}, rows);  // the start-up timing's choice
+  if (path == W4Path::kFewRows && rows > kW4GemmMaxRows) path = W4Path::kWide128;
+  if (path != W4Path::kDequantized) {
     W4GemmArgs a;
     a.w = q;
     a.x = x;
@@ -113,7 +115,17 @@ void CudaBackend::Ops::w4_linear(models::Linear w, const __nv_bfloat16* x, int32
     a.residual = residual;
     a.partials = b_.act_.w4_partials.as<float>();
     a.counters = b_.act_.w4_counters.as<uint32_t>();
-    check_cuda(launch_w4_gemm(a, b_.compute_), "int4 linear");
+    if (path == W4Path::kFewRows) {
+      check_cuda(launch_w4_gemm(a, b_.compute_), "int4 linear");
+      return;
+    }
+    if (q.perm != nullptr) {  // the wide kernel reads x in the packed input order
+      auto* permuted = b_.act_.w4_permuted.as<__nv_bfloat16>();
+      check_cuda(launch_w4_permute(x, q.perm, permuted, rows, q.k, b_.compute_), "act-order permutation");
+      a.x = permuted;
+    }
+    a.wide_tokens = path == W4Path::kWide128 ? 128 : 256;
+    check_cuda(launch_w4_gemm_wide(a, b_.compute_), "int4 linear (many rows)");
     return;
   }
   const __nv_bfloat16* weights = dense(w, x, rows);

@@ -1,7 +1,8 @@
 // The W4A16 kernel (gpu/cuda/w4_gemm.h) against float64 on the host: odd sizes, every row count
 // class (1, 3, 8, 9, 16, 17, 33, 64), every group size the layout takes (64, 128, whole rows),
 // act-order on and off, zero points symmetric and not, one split and several, both outputs;
-// and the dequantization for steps of many rows against the layout read back on the host.
+// the same for the wide kernel of many rows (1 to 300 rows around its 128-row tile); and the
+// dequantization for steps of many rows against the layout read back on the host.
 #include <gtest/gtest.h>
 
 #include <cuda_fp16.h>
@@ -61,7 +62,7 @@ struct DeviceLayer {
   DeviceArray<int32_t> perm;
   W4Weight w;
   explicit DeviceLayer(const Int4Tiles& t)
-      : words(t.words), scales(t.scales), zeros(t.zeros), perm(t.perm.empty() ? std::vector<int32_t>{0} : t.perm) {
+      : words(std::vector<uint32_t>(t.words.begin(), t.words.end())), scales(t.scales), zeros(t.zeros), perm(t.perm.empty() ? std::vector<int32_t>{0} : t.perm) {
     w.words = reinterpret_cast<const uint4*>(words.get());
     w.scales = scales.get();
     w.zeros = zeros.get();
@@ -71,9 +72,11 @@ struct DeviceLayer {
   }
 };
 
-// y[m, n] in float64 and the sum of |x · w| (the scale of float32 accumulation error).
-void reference(const IntWeight& w, const std::vector<float>& x, int m, std::vector<double>& y, std::vector<double>& mag) {
-  const std::vector<float> dense = w.to_dense();
+// y[m, n] in float64 and the sum of |x · w| (the scale of float32 accumulation error), for the
+// weights dense [N, K] (w.to_dense() unless given).
+void reference(const IntWeight& w, const std::vector<float>& x, int m, std::vector<double>& y, std::vector<double>& mag,
+               std::vector<float> dense = {}) {
+  if (dense.empty()) dense = w.to_dense();
   y.assign(static_cast<size_t>(m) * w.rows, 0.0);
   mag.assign(y.size(), 0.0);
   for (int i = 0; i < m; ++i)
@@ -85,6 +88,29 @@ void reference(const IntWeight& w, const std::vector<float>& x, int m, std::vect
       }
       y[i * w.rows + n] = s, mag[i * w.rows + n] = a;
     }
+}
+
+// Launches a (its output set up here: y poisoned first, or a copy of residual_in to add into) and
+// reads the output back; the split counters must be left zero.
+template <typename Launch>
+std::vector<float> launch_and_read(W4GemmArgs a, W4Output output, const std::vector<float>& residual_in,
+                                   const DeviceArray<uint32_t>& counters, Launch launch) {
+  a.output = output;
+  std::vector<float> out;
+  if (output == W4Output::kBf16) {
+    DeviceArray<__nv_bfloat16> y(static_cast<size_t>(a.m) * a.w.n);
+    y.poison();
+    a.y = y.get();
+    launch(a);
+    out = to_float(y.download());
+  } else {
+    DeviceArray<float> r(residual_in);
+    a.residual = r.get();
+    launch(a);
+    out = r.download();
+  }
+  for (uint32_t c : counters.download()) EXPECT_EQ(c, 0u) << "a counter was left non-zero";
+  return out;
 }
 
 std::vector<float> run(const DeviceLayer& layer, const DeviceArray<__nv_bfloat16>& x, int m, int splits,
@@ -101,21 +127,24 @@ std::vector<float> run(const DeviceLayer& layer, const DeviceArray<__nv_bfloat16
   a.splits = splits;
   a.partials = partials.get();
   a.counters = counters.get();
-  a.output = output;
-  if (output == W4Output::kBf16) {
-    DeviceArray<__nv_bfloat16> y(static_cast<size_t>(m) * n);
-    y.poison();
-    a.y = y.get();
-    check_cuda(launch_w4_gemm(a, nullptr), "launch_w4_gemm");
-    const std::vector<float> out = to_float(y.download());
-    const std::vector<uint32_t> left = counters.download();
-    for (uint32_t c : left) EXPECT_EQ(c, 0u) << "a counter was left non-zero";
-    return out;
+  return launch_and_read(a, output, residual_in, counters,
+                         [](const W4GemmArgs& b) { check_cuda(launch_w4_gemm(b, nullptr), "launch_w4_gemm"); });
+}
+
+// got against the float64 reference: within float32 accumulation's error of the products'
+// magnitude, and bf16's rounding for a bf16 output; the residual output adds base.
+void expect_matches(const std::vector<float>& got, const std::vector<double>& ref, const std::vector<double>& mag,
+                    const std::vector<float>& base, W4Output output, const std::string& what) {
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 5; ++i) {
+    const double want = ref[i] + (output == W4Output::kAddToResidual ? base[i] : 0.0);
+    const double tol = 1e-5 * mag[i] + 1e-6 + (output == W4Output::kBf16 ? std::fabs(want) / 128 : 1e-6);
+    if (!(std::fabs(got[i] - want) <= tol)) {
+      ++bad;
+      ADD_FAILURE() << what << (output == W4Output::kBf16 ? " bf16" : " residual") << " at " << i << ": got "
+                    << got[i] << " want " << want << " tol " << tol;
+    }
   }
-  DeviceArray<float> r(residual_in);
-  a.residual = r.get();
-  check_cuda(launch_w4_gemm(a, nullptr), "launch_w4_gemm");
-  return r.download();
 }
 
 TEST(W4Gemm, MatchesFloat64AtOddSizes) {
@@ -139,17 +168,7 @@ TEST(W4Gemm, MatchesFloat64AtOddSizes) {
       for (int splits : {1, 3, 0}) {
         for (W4Output output : {W4Output::kBf16, W4Output::kAddToResidual}) {
           const std::vector<float> base = random_floats(static_cast<size_t>(m) * c.n, rng);
-          const std::vector<float> got = run(layer, dx, m, splits, output, base);
-          int bad = 0;
-          for (size_t i = 0; i < got.size() && bad < 5; ++i) {
-            const double want = ref[i] + (output == W4Output::kAddToResidual ? base[i] : 0.0);
-            const double tol = 1e-5 * mag[i] + 1e-6 + (output == W4Output::kBf16 ? std::fabs(want) / 128 : 1e-6);
-            if (!(std::fabs(got[i] - want) <= tol)) {
-              ++bad;
-              ADD_FAILURE() << describe(c, m, splits) << (output == W4Output::kBf16 ? " bf16" : " residual")
-                            << " at " << i << ": got " << got[i] << " want " << want << " tol " << tol;
-            }
-          }
+          expect_matches(run(layer, dx, m, splits, output, base), ref, mag, base, output, describe(c, m, splits));
         }
       }
     }
@@ -200,10 +219,104 @@ TEST(W4Gemm, DequantizesInPackedOrderAndPermutesX) {
   }
 }
 
+// The weights as the wide kernel uses them: bf16(bf16(q − zero) · bf16(scale)).
+std::vector<float> wide_dense(IntWeight w) {
+  for (float& s : w.scale) s = round_bf16(s);
+  std::vector<float> dense = w.to_dense();  // (q − zero) · bf16(scale), exact in float32
+  for (float& v : dense) v = round_bf16(v);
+  return dense;
+}
+
+// launch_w4_gemm_wide (warpgroup MMA, any m) on x already in packed order.
+std::vector<float> run_wide(const DeviceLayer& layer, const DeviceArray<__nv_bfloat16>& x, int m, int splits,
+                            W4Output output, const std::vector<float>& residual_in, int tokens = 0) {
+  const int32_t n = layer.w.n, k = layer.w.k;
+  const int32_t tile = tokens > 0 ? tokens : w4_gemm_wide_tokens(m);
+  const int32_t used = splits > 0 ? splits : w4_gemm_wide_splits(m, n, k, tile);
+  DeviceArray<float> partials(std::max<size_t>(1, w4_gemm_wide_workspace_floats(m, n, used, tile)));
+  DeviceArray<uint32_t> counters(w4_gemm_wide_counters(m, n, tile));
+  check_cuda(cudaMemset(counters.get(), 0, counters.size() * 4), "test memset");
+  W4GemmArgs a;
+  a.w = layer.w;
+  a.m = m;
+  a.splits = splits;
+  a.wide_tokens = tokens;
+  a.partials = partials.get();
+  a.counters = counters.get();
+  DeviceArray<__nv_bfloat16> packed(static_cast<size_t>(m) * k);
+  a.x = x.get();
+  if (layer.w.perm != nullptr) {
+    check_cuda(launch_w4_permute(x.get(), layer.w.perm, packed.get(), m, k, nullptr), "launch_w4_permute");
+    a.x = packed.get();
+  }
+  return launch_and_read(a, output, residual_in, counters, [](const W4GemmArgs& b) {
+    check_cuda(launch_w4_gemm_wide(b, nullptr), "launch_w4_gemm_wide");
+  });
+}
+
+// The float64 bars of the small-row kernel against the weights as the wide kernel rounds them
+// (wide_dense: Marlin's bf16 arithmetic), with both tiles of x rows (128 and 256). Row counts
+// around the tiles: 1, 65, 127, 128, 129, 300.
+TEST(W4GemmWide, MatchesFloat64AtOddSizes) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(17);
+  const std::vector<Case> cases = {
+      {16, 64, 64, false, true},     {48, 192, 64, false, false},   {48, 192, 64, true, false},
+      {80, 320, -1, false, false},   {112, 4224, 128, false, true}, {112, 4224, 128, true, false},
+      {400, 576, 64, false, false},  {32, 14336, 128, true, true},  {208, 1024, 256, false, false},
+  };
+  for (const Case& c : cases) {
+    const IntWeight w = random_weight(c, rng);
+    const DeviceLayer layer(quant::make_int4_tiles(w));
+    const std::vector<float> dense = wide_dense(w);
+    for (int m : {1, 65, 127, 128, 129, 300}) {
+      std::vector<float> x = random_floats(static_cast<size_t>(m) * c.k, rng);
+      for (float& v : x) v = round_bf16(v);
+      const DeviceArray<__nv_bfloat16> dx(to_bf16(x));
+      std::vector<double> ref, mag;
+      reference(w, x, m, ref, mag, dense);
+      for (int tokens : {128, 256})
+        for (int splits : {1, 3, 0})
+          for (W4Output output : {W4Output::kBf16, W4Output::kAddToResidual}) {
+            const std::vector<float> base = random_floats(static_cast<size_t>(m) * c.n, rng);
+            expect_matches(run_wide(layer, dx, m, splits, output, base, tokens), ref, mag, base, output,
+                           describe(c, m, splits) + " wide " + std::to_string(tokens));
+          }
+    }
+  }
+}
+
+TEST(W4GemmWide, SameBitsEveryRun) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(19);
+  const Case c{4096, 4096, 128, false, false};
+  const IntWeight w = random_weight(c, rng);
+  const DeviceLayer layer(quant::make_int4_tiles(w));
+  const int m = 200;
+  const std::vector<float> x = random_floats(static_cast<size_t>(m) * c.k, rng);
+  const DeviceArray<__nv_bfloat16> dx(to_bf16(x));
+  for (int tokens : {128, 256})
+    for (int splits : {1, 0}) {
+      const std::vector<float> first = run_wide(layer, dx, m, splits, W4Output::kBf16, {}, tokens);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(run_wide(layer, dx, m, splits, W4Output::kBf16, {}, tokens), first);
+    }
+}
+
+TEST(W4GemmWide, SplitRule) {
+  EXPECT_EQ(w4_gemm_wide_split_rule(132, 64, 132), 1);  // the tiles fill the SMs
+  EXPECT_EQ(w4_gemm_wide_split_rule(500, 64, 132), 1);
+  EXPECT_EQ(w4_gemm_wide_split_rule(48, 64, 132), 2);   // qkv of 8B at 128 rows
+  EXPECT_EQ(w4_gemm_wide_split_rule(32, 64, 132), 4);   // o
+  EXPECT_EQ(w4_gemm_wide_split_rule(32, 224, 132), 4);  // down
+  EXPECT_EQ(w4_gemm_wide_split_rule(1, 64, 132), 16);   // at least 4 steps a split
+  EXPECT_EQ(w4_gemm_wide_split_rule(1, 7, 132), 1);
+}
+
 TEST(W4Gemm, RefusesWhatTheLayoutCannotHold) {
   W4GemmArgs a;
   a.m = 1;
   EXPECT_EQ(launch_w4_gemm(a, nullptr), cudaErrorInvalidValue);  // no weights, no x
+  EXPECT_EQ(launch_w4_gemm_wide(a, nullptr), cudaErrorInvalidValue);
   a.m = 65;
   EXPECT_EQ(launch_w4_gemm(a, nullptr), cudaErrorInvalidValue);
 }

@@ -3,8 +3,10 @@
 // M = 1 … 8192 rows. Each time is a CUDA graph of back-to-back launches over enough copies of the
 // weights (≥ 256 MB) that no launch finds its weights in L2, as in a model whose every layer has
 // its own. Three ways are timed for the int4 layer: the tensor-core kernel straight from int4
-// (M ≤ 64), dequantization to bf16 followed by cuBLASLt (any M), and what w4_linear's choice runs.
-// Lines: "W4 <shape> m=<M> bf16_us <t> w4_us <t> dequant_gemm_us <t> speedup <bf16 / best>".
+// (M ≤ 64), the warpgroup kernel of many rows (any M, dequantizing in registers; its 128- and
+// 256-row tiles of x), and dequantization to bf16 followed by cuBLASLt (any M).
+// Lines: "W4 <shape> m=<M> bf16_us <t> w4_us <t> wide_us <t> wide256_us <t> dequant_gemm_us <t>
+// speedup <bf16 / best>".
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -60,6 +62,15 @@ void bench_w4(const Ceilings& c) {
     const size_t most_partials = w4_gemm_workspace_floats(kW4GemmMaxRows, s.n, s.k / 64);
     DeviceBuffer partials(most_partials * 4, "w4 bench partials"), counters(w4_gemm_counters(s.n) * 4, "w4 counters");
     check_cuda(cudaMemset(counters.get(), 0, counters.bytes()), "memset");
+    size_t wide_floats = 1, wide_count = 1;
+    for (int m : rows)
+      for (int tokens : {128, 256}) {
+        const int32_t splits = w4_gemm_wide_splits(m, s.n, s.k, tokens);
+        wide_floats = std::max(wide_floats, w4_gemm_wide_workspace_floats(m, s.n, splits, tokens));
+        wide_count = std::max(wide_count, w4_gemm_wide_counters(m, s.n, tokens));
+      }
+    DeviceBuffer wide_partials(wide_floats * 4, "w4 bench wide partials"), wide_counters(wide_count * 4, "w4 counters");
+    check_cuda(cudaMemset(wide_counters.get(), 0, wide_counters.bytes()), "memset");
     auto layer = [&](int i) {
       W4Weight w;
       w.words = reinterpret_cast<const uint4*>(words.as<unsigned char>() + w4_bytes * i);
@@ -77,30 +88,30 @@ void bench_w4(const Ceilings& c) {
                         s.k, stream);
           },
           bf16_copies, stream);
-      auto w4_us = [&] {
-        return graph_us(
-            [&](int i) {
-              W4GemmArgs a;
-              a.w = layer(i);
-              a.x = x.as<__nv_bfloat16>();
-              a.y = y.as<__nv_bfloat16>();
-              a.m = m;
-              a.partials = partials.as<float>();
-              a.counters = counters.as<uint32_t>();
-              check_cuda(launch_w4_gemm(a, stream), "w4 gemm");
-            },
-            w4_copies, stream);
+      // One launch of the int4 layer at copy i: the kernel of few rows (tokens 0) or the wide one.
+      auto launch = [&](int i, int tokens) {
+        W4GemmArgs a;
+        a.w = layer(i);
+        a.x = x.as<__nv_bfloat16>();
+        a.y = y.as<__nv_bfloat16>();
+        a.m = m;
+        a.wide_tokens = tokens;
+        a.partials = (tokens > 0 ? wide_partials : partials).as<float>();
+        a.counters = (tokens > 0 ? wide_counters : counters).as<uint32_t>();
+        check_cuda(tokens > 0 ? launch_w4_gemm_wide(a, stream) : launch_w4_gemm(a, stream), "w4 gemm");
       };
-      const double w4 = m <= kW4GemmMaxRows ? w4_us() : 0;
+      auto w4_us = [&](int tokens) { return graph_us([&](int i) { launch(i, tokens); }, w4_copies, stream); };
+      const double w4 = m <= kW4GemmMaxRows ? w4_us(0) : 0;
+      const double wide = w4_us(128), wide256 = m > 64 ? w4_us(256) : 0;
       const double deq = graph_us(
           [&](int i) {
             check_cuda(launch_w4_dequantize(layer(i), dense.as<__nv_bfloat16>(), stream), "w4 dequantize");
             gemm.linear(x.as<__nv_bfloat16>(), dense.as<__nv_bfloat16>(), y.as<__nv_bfloat16>(), m, s.n, s.k, stream);
           },
           std::min(w4_copies, 8), stream);
-      const double best = w4 > 0 ? std::min(w4, deq) : deq;
-      std::printf("W4 %s m=%d bf16_us %.2f w4_us %.2f dequant_gemm_us %.2f speedup %.2f\n", s.name, m, bf16, w4, deq,
-                  bf16 / best);
+      const double best = std::min({w4 > 0 ? w4 : deq, deq, wide, wide256 > 0 ? wide256 : wide});
+      std::printf("W4 %s m=%d bf16_us %.2f w4_us %.2f wide_us %.2f wide256_us %.2f dequant_gemm_us %.2f speedup %.2f\n",
+                  s.name, m, bf16, w4, wide, wide256, deq, bf16 / best);
       if (m == 1) {
         const double floor_us = (w4_bytes + groups * s.n * 8.0) / (c.copy_gbps * 1e3);
         report(std::string("w4_") + s.name + "_m1_x_floor", w4 / floor_us, "x", floor_us, w4 / floor_us);

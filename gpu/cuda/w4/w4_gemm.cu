@@ -65,11 +65,7 @@ size_t w4_gemm_counters(int32_t n) { return static_cast<size_t>(output_blocks(n,
 
 cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   const W4Weight& w = a.w;
-  if (a.m < 1 || a.m > kW4GemmMaxRows || w.n % 16 != 0 || w.k % 64 != 0 || w.group_size % 64 != 0 ||
-      w.group_size <= 0 || a.x == nullptr || w.words == nullptr)
-    return cudaErrorInvalidValue;
-  if ((a.output == W4Output::kBf16 && a.y == nullptr) || (a.output == W4Output::kAddToResidual && !a.residual))
-    return cudaErrorInvalidValue;
+  if (a.m < 1 || a.m > kW4GemmMaxRows || !w4_args_complete(a)) return cudaErrorInvalidValue;
   w4_detail::Params p{};
   p.w = w;
   p.x = a.x;

@@ -28,6 +28,7 @@
 #include "gpu/cuda/programmatic_launch.cuh"
 #include "gpu/cuda/skinny_mma.cuh"
 #include "gpu/cuda/streamed_load.cuh"
+#include "gpu/cuda/w4/w4_dequantize.cuh"
 #include "gpu/cuda/w4_gemm.h"
 
 namespace zinfer::gpu::cuda::w4_detail {
@@ -57,27 +58,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
-}
-
-__device__ __forceinline__ uint32_t lop3_mask_or(uint32_t v) {
-  uint32_t r;
-  // (v & 0x000F000F) | 0x43004300: immLut 0xEA = (a & b) | c
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(r) : "r"(v), "r"(0x000F000Fu), "r"(0x43004300u));
-  return r;
-}
-
-__device__ __forceinline__ uint32_t bf16x2_sub(uint32_t a, uint32_t b) {
-  const __nv_bfloat162 d = __hsub2(*reinterpret_cast<const __nv_bfloat162*>(&a),
-                                   *reinterpret_cast<const __nv_bfloat162*>(&b));
-  return *reinterpret_cast<const uint32_t*>(&d);
-}
-
-// A fragment (q − zero) of one tile's word; zr / zr8: bf16x2(128 + zero) of rows r and r + 8.
-__device__ __forceinline__ void dequantize_tile(uint32_t w, uint32_t zr, uint32_t zr8, uint32_t (&a)[4]) {
-  a[0] = bf16x2_sub(lop3_mask_or(w), zr);
-  a[1] = bf16x2_sub(lop3_mask_or(w >> 4), zr8);
-  a[2] = bf16x2_sub(lop3_mask_or(w >> 8), zr);
-  a[3] = bf16x2_sub(lop3_mask_or(w >> 12), zr8);
 }
 
 // The int4 words are read exactly once (streamed_load.cuh).
@@ -226,7 +206,7 @@ __global__ void __launch_bounds__(kThreads) w4_gemm_kernel(Params p) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             uint32_t a[4];
-            dequantize_tile(words[pair * 2 + h], zr, zr8, a);
+            w4_dequantize_fragment(words[pair * 2 + h], zr, zr8, a);
 #pragma unroll
             for (int j = 0; j < MF; ++j) mma_bf16(acc[h][j], a, b[j][2 * h], b[j][2 * h + 1]);
           }
