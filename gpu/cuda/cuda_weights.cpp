@@ -111,12 +111,12 @@ void CudaWeightStore::upload_quantized(Slot& s, quant::CheckpointReader& reader,
     if (!w) throw std::logic_error("tensor " + p.name + " was found quantized, then read as dense");
     parts.push_back(std::move(*w));
   }
-  std::string why;
-  std::optional<quant::IntWeight> all = quant::stack_rows(parts, why);
-  if (all) why = quant::int4_tiles_unsupported(*all);
+  std::vector<const quant::IntWeight*> stacked;  // a fused layer's parts, read where they lie
+  for (const quant::IntWeight& w : parts) stacked.push_back(&w);
+  const std::string why = quant::int4_tiles_unsupported(stacked);
   s.own_index = own_.size();
   if (why.empty()) {
-    const quant::Int4Tiles t = quant::make_int4_tiles(*all);
+    const quant::Int4Tiles t = quant::make_int4_tiles(stacked);
     auto aligned = [](size_t b) { return (b + 255) / 256 * 256; };
     const size_t words = aligned(t.words.size() * 4), scales = aligned(t.scales.size() * 4),
                  zeros = aligned(t.zeros.size() * 4), perm = aligned(t.perm.size() * 4);

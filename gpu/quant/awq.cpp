@@ -1,5 +1,6 @@
 // AWQ GEMM (dequantize.h): unpack qweight and qzeros along N in AutoAWQ's interleaved nibble
 // order: W[n, k] = scale[k / group_size, n] · (q[k, n] − zero[k / group_size, n]) as an IntWeight.
+#include <algorithm>
 #include <string>
 
 #include "gpu/quant/dequantize.h"
@@ -29,17 +30,25 @@ IntWeight unpack_awq(const QuantConfig& c, const QuantizedTensors& t) {
   w.rows = N, w.cols = K, w.bits = 4, w.groups = groups, w.group_size = group_size;
   w.q.resize(static_cast<size_t>(N * K));
   w.zero.resize(static_cast<size_t>(groups * N));
-  for (int64_t k = 0; k < K; ++k) {
-    const int64_t g = k / group_size;
-    for (int64_t j = 0; j < words; ++j) {
-      const int32_t qword = int32_at(qweight, k * words + j), zword = int32_at(qzeros, g * words + j);
-      for (int32_t col = 0; col < 8; ++col) {
-        const int64_t n = j * 8 + col;
-        w.q[n * K + k] = static_cast<uint8_t>(field_of(qword, kNibbleOf[col], 4));
-        w.zero[g * N + n] = field_of(zword, kNibbleOf[col], 4);
+  // q[n, k] is a transpose of qweight [K, N / 8]: each block of 8 words (64 outputs) walks all
+  // rows k and writes its 64 rows of q front to back, the blocks spread over the host's cores
+  // (one value at a time across rows took most of a model's load).
+  constexpr int64_t kBlockWords = 8;
+#pragma omp parallel for schedule(static) if (N * K >= (int64_t{1} << 22))
+  for (int64_t j0 = 0; j0 < words; j0 += kBlockWords) {
+    const int64_t j1 = std::min(words, j0 + kBlockWords);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = j0; j < j1; ++j) {
+        const int32_t qword = int32_at(qweight, k * words + j);
+        for (int32_t col = 0; col < 8; ++col)
+          w.q[(j * 8 + col) * K + k] = static_cast<uint8_t>(field_of(qword, kNibbleOf[col], 4));
       }
-    }
   }
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t j = 0; j < words; ++j) {
+      const int32_t zword = int32_at(qzeros, g * words + j);
+      for (int32_t col = 0; col < 8; ++col) w.zero[g * N + j * 8 + col] = field_of(zword, kNibbleOf[col], 4);
+    }
   w.scale = std::move(scale);
   return w;
 }

@@ -1,11 +1,61 @@
 // GPTQ (dequantize.h): unpack qweight along K and qzeros along N, map each input row to its group
 // (g_idx under act-order): W[n, k] = scale[g, n] · (q[k, n] − zero[g, n]) as an IntWeight.
+#include <algorithm>
+#include <cstring>
+#if defined(__BMI2__)
+#include <immintrin.h>
+#endif
 #include <string>
 
 #include "gpu/quant/dequantize.h"
 #include "gpu/quant/packed.h"
 
 namespace zinfer::gpu::quant {
+namespace {
+
+// q[n, k] (row n of W, N rows of K) from qweight [K / pack, N], whose word (kw, n) packs inputs
+// kw · pack .. + pack − 1 of output n: a transpose. Each block of 64 outputs reads its 256-byte
+// run of every word row and writes its 64 rows of q front to back, so that both sides stream
+// through the cache; the blocks are spread over the host's cores (a model has billions of values,
+// and reading them one value at a time across rows took most of a GPTQ model's load).
+template <int kBits>
+void unpack_words(const std::byte* words, int64_t K, int64_t N, uint8_t* q) {
+  constexpr int kPack = 32 / kBits;
+  constexpr int64_t kBlock = 64;
+  const int64_t rows = K / kPack;
+#pragma omp parallel for schedule(static) if (N * K >= (int64_t{1} << 22))
+  for (int64_t n0 = 0; n0 < N; n0 += kBlock) {
+    const int64_t n1 = std::min(N, n0 + kBlock);
+    for (int64_t kw = 0; kw < rows; ++kw) {
+      const std::byte* row = words + (static_cast<size_t>(kw) * N) * 4;
+      for (int64_t n = n0; n < n1; ++n) {
+        uint32_t word;
+        std::memcpy(&word, row + n * 4, 4);
+        uint8_t* out = q + n * K + kw * kPack;
+        if constexpr (kBits == 8) {
+          std::memcpy(out, &word, 4);  // field j is byte j (little-endian)
+        } else {
+#if defined(__BMI2__)
+          const uint64_t bytes = _pdep_u64(word, 0x0F0F0F0F0F0F0F0Full);  // nibble j into byte j
+          std::memcpy(out, &bytes, 8);
+#else
+          for (int j = 0; j < kPack; ++j) out[j] = static_cast<uint8_t>((word >> (j * kBits)) & 0xFu);
+#endif
+        }
+      }
+    }
+  }
+}
+
+void unpack_along_rows(const TensorView& qweight, int32_t bits, int64_t K, int64_t N, uint8_t* q) {
+  switch (bits) {
+    case 4: return unpack_words<4>(qweight.data, K, N, q);
+    case 8: return unpack_words<8>(qweight.data, K, N, q);
+    default: tensor_error(qweight, std::to_string(bits) + "-bit fields (quant_config takes 4 or 8 for GPTQ)");
+  }
+}
+
+}  // namespace
 
 IntWeight unpack_gptq(const QuantConfig& c, const QuantizedTensors& t) {
   const TensorView& qweight = require_2d(t.qweight, "qweight");
@@ -62,10 +112,7 @@ IntWeight unpack_gptq(const QuantConfig& c, const QuantizedTensors& t) {
     }
 
   w.q.resize(static_cast<size_t>(N * K));
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n)
-      w.q[n * K + k] =
-          static_cast<uint8_t>(field_of(int32_at(qweight, (k / pack) * N + n), static_cast<int32_t>(k % pack), bits));
+  unpack_along_rows(qweight, bits, K, N, w.q.data());
   w.zero = std::move(zero);
   w.scale = std::move(scale);
   if (c.desc_act) w.g_idx = std::move(group);

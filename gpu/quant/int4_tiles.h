@@ -16,6 +16,8 @@
 // Groups: the kernel subtracts the zero point in bf16 (128 + q − (128 + zero), an exact small
 // integer), sums a group's products in float32, and multiplies the sum by the group's scale in
 // float32: the only rounding is float32 accumulation (no bf16 rounding of scale · (q − zero)).
+// The wide kernel of many rows (w4_wide_kernel.cuh) reads the same words into wgmma's A fragment
+// (the same per-warp layout) and multiplies by the group's scale in bf16 instead.
 // scales float [groups, N] and zeros uint32 [groups, N] (bf16(128 + zero) in both halves) — a group
 // is group_size consecutive packed inputs, a multiple of 64 (the kernel scales once per 16-byte
 // load of 64 inputs).
@@ -25,7 +27,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,22 +42,24 @@ struct Int4Tiles {
   int64_t cols = 0;        // K
   int64_t group_size = 0;  // packed inputs per group
   int64_t groups = 0;
-  std::vector<uint32_t> words;  // N · K / 8
+  std::vector<uint32_t, UninitializedAllocator<uint32_t>> words;  // N · K / 8, every one written
   std::vector<float> scales;    // [groups, N]
   std::vector<uint32_t> zeros;  // [groups, N]
   std::vector<int32_t> perm;    // [K], or empty for the identity
 };
 
-// The parts of a fused layer (q, k, v; gate, up) stacked by rows into one, or nullopt with `why`
-// set: bits, inputs, group sizes and act-order permutations must agree.
-std::optional<IntWeight> stack_rows(const std::vector<IntWeight>& parts, std::string& why);
-
 // Why `w` cannot be laid out as Int4Tiles ("" when it can): bits other than 4, N not a multiple
 // of 16, K not a multiple of 64, a group size not a multiple of 64, zero points past bf16's
 // exact range, or act-order groups of unequal size.
 std::string int4_tiles_unsupported(const IntWeight& w);
+// The same for the parts of a fused layer (q, k, v; gate, up) stacked by rows, which must also
+// agree in bits, inputs, groups and act-order permutation.
+std::string int4_tiles_unsupported(const std::vector<const IntWeight*>& parts);
 // Throws std::invalid_argument with that reason.
 Int4Tiles make_int4_tiles(const IntWeight& w);
+// The layout of the parts stacked by rows (part 2's outputs after part 1's), read where they lie:
+// a fused layer's values are not copied into one IntWeight first.
+Int4Tiles make_int4_tiles(const std::vector<const IntWeight*>& parts);
 // The tile of 8 values lane `lane` holds at nibble j: its row and packed input within the tile.
 struct TileSlot {
   int32_t row, col;

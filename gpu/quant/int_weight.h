@@ -8,9 +8,35 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace zinfer::gpu::quant {
+
+// An allocator whose resize leaves new elements uninitialised: q of a model holds billions of
+// values that the unpackers write anyway, and zero-filling them first doubled the pages a load
+// touches (each touched for the first time on one thread).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;  // default-initialised: no value written
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
 
 struct IntWeight {
   int64_t rows = 0;            // N, out features
@@ -18,7 +44,7 @@ struct IntWeight {
   int32_t bits = 4;            // 4 or 8
   int64_t group_size = 0;      // inputs per group when contiguous (K for one group)
   int64_t groups = 1;
-  std::vector<uint8_t> q;      // [N, K]
+  std::vector<uint8_t, UninitializedAllocator<uint8_t>> q;  // [N, K]
   std::vector<int32_t> zero;   // [groups, N]
   std::vector<float> scale;    // [groups, N], the stored fp16 / bf16 / fp32 values widened exactly
   std::vector<int32_t> g_idx;  // [K]: the group of each input (act-order); empty: k / group_size

@@ -71,8 +71,9 @@ TEST(Int4Tiles, EveryValueReadsBack) {
             << "n=" << n << " k=" << k;
         ASSERT_EQ(v.scale, w.scale[static_cast<size_t>(g * c.n + n)]);
       }
-    if (c.act_order)  // packed positions run through the groups in order
+    if (c.act_order) {  // packed positions run through the groups in order
       for (int64_t kp = 0; kp < c.k; ++kp) EXPECT_EQ(w.g_idx[static_cast<size_t>(t.perm[kp])], kp / c.group);
+    }
   }
 }
 
@@ -101,30 +102,41 @@ TEST(Int4Tiles, RefusesWhatTheKernelCannotRead) {
 namespace zinfer::gpu::quant {
 namespace {
 
-// Fused layers (q/k/v, gate/up) are their parts stacked by rows: values, zeros and scales of
-// part 2 follow part 1's in every group; parts quantized differently cannot be one layout.
+// Fused layers (q/k/v, gate/up) are their parts stacked by rows, read where they lie: values,
+// zeros and scales of part 2 follow part 1's in every group (the rows of one part need not be a
+// multiple of 16, only the stack's); parts quantized differently cannot be one layout.
 TEST(Int4Tiles, StacksFusedPartsByRows) {
   std::mt19937 rng(4);
-  const IntWeight a = random_weight(16, 128, 64, false, rng), b = random_weight(32, 128, 64, false, rng);
-  std::string why;
-  const std::optional<IntWeight> both = stack_rows({a, b}, why);
-  ASSERT_TRUE(both.has_value()) << why;
-  EXPECT_EQ(both->rows, 48);
-  for (int64_t g = 0; g < 2; ++g)
-    for (int64_t n = 0; n < 48; ++n) {
-      const IntWeight& part = n < 16 ? a : b;
-      const int64_t pn = n < 16 ? n : n - 16;
-      EXPECT_EQ(both->scale[static_cast<size_t>(g * 48 + n)], part.scale[static_cast<size_t>(g * part.rows + pn)]);
-      EXPECT_EQ(both->zero[static_cast<size_t>(g * 48 + n)], part.zero[static_cast<size_t>(g * part.rows + pn)]);
-      for (int64_t k = 0; k < 128; k += 37)
-        EXPECT_EQ(both->q[static_cast<size_t>(n * 128 + k)], part.q[static_cast<size_t>(pn * 128 + k)]);
+  for (bool act_order : {false, true}) {
+    IntWeight a = random_weight(24, 128, 64, act_order, rng), b = random_weight(40, 128, 64, false, rng);
+    b.g_idx = a.g_idx;  // one act-order permutation for the fused layer, as the format stores it
+    const std::vector<const IntWeight*> parts{&a, &b};
+    ASSERT_EQ(int4_tiles_unsupported(parts), "");
+    const Int4Tiles t = make_int4_tiles(parts);
+    EXPECT_EQ(t.rows, 64);
+    for (int64_t n = 0; n < 64; ++n) {
+      const IntWeight& part = n < 24 ? a : b;
+      const int64_t pn = n < 24 ? n : n - 24;
+      for (int64_t k = 0; k < 128; ++k) {
+        const TileValue v = tile_value(t, n, k);
+        const int64_t g = part.group_of(k);
+        ASSERT_EQ(v.q_minus_zero, int32_t{part.q[static_cast<size_t>(pn * 128 + k)]} -
+                                      part.zero[static_cast<size_t>(g * part.rows + pn)])
+            << "n=" << n << " k=" << k;
+        ASSERT_EQ(v.scale, part.scale[static_cast<size_t>(g * part.rows + pn)]);
+      }
     }
+  }
+  const IntWeight a = random_weight(16, 128, 64, false, rng);
   const IntWeight act1 = random_weight(16, 128, 64, true, rng), act2 = random_weight(16, 128, 64, true, rng);
   if (act1.g_idx != act2.g_idx) {
-    EXPECT_FALSE(stack_rows({act1, act2}, why).has_value());
-    EXPECT_NE(why.find("act-order"), std::string::npos);
+    EXPECT_NE(int4_tiles_unsupported({&act1, &act2}).find("act-order"), std::string::npos);
   }
-  EXPECT_FALSE(stack_rows({a, random_weight(16, 128, 128, false, rng)}, why).has_value());
+  const IntWeight other_groups = random_weight(16, 128, 128, false, rng);
+  EXPECT_NE(int4_tiles_unsupported({&a, &other_groups}).find("quantized differently"), std::string::npos);
+  const IntWeight odd = random_weight(8, 128, 64, false, rng);  // 24 rows stacked: not a multiple of 16
+  EXPECT_NE(int4_tiles_unsupported({&a, &odd}).find("24 outputs"), std::string::npos);
+  EXPECT_THROW(make_int4_tiles({&a, &odd}), std::invalid_argument);
 }
 
 }  // namespace
