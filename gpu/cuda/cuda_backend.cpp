@@ -172,8 +172,9 @@ void CudaBackend::init(const BackendOptions& o, const ModelConfig& config, const
     for (int32_t m = 1; m <= kW4GemmMaxRows; ++m)
       w4_partials = std::max(w4_partials, w4_gemm_workspace_floats(m, w.n, w4_gemm_splits(m, w.n, w.k)));
     w4_counters = std::max(w4_counters, w4_gemm_counters(w.n));
-    // The wide kernel's splits, at either tile of x rows (w4_path_plan.h picks one per bucket).
-    for (int64_t m = kW4GemmMaxRows + 1; m <= static_cast<int64_t>(T); m = (m / 128 + 1) * 128)
+    // The wide kernel's splits, at either tile of x rows and any row count (w4_path_plan.h picks
+    // one way per bucket, from 16 rows on): one row count per 128-row tile count.
+    for (int64_t m = 1; m <= static_cast<int64_t>(T); m = (m / 128 + 1) * 128)
       for (const int32_t tokens : {128, 256}) {
         const int32_t rows = static_cast<int32_t>(m), splits = w4_gemm_wide_splits(rows, w.n, w.k, tokens);
         if (splits <= 1) continue;
