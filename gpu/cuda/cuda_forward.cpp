@@ -226,15 +226,7 @@ double CudaBackend::time_decode_layers(int32_t bucket) {
     if (exec != nullptr) check_cuda(cudaGraphLaunch(exec.get(), compute_), "cudaGraphLaunch");
     else run_layers(st);
   };
-  step();
-  StreamTimer timer;
-  double best = 0;
-  for (int r = 0; r < kRounds; ++r) {
-    timer.start(compute_);
-    for (int i = 0; i < kSteps; ++i) step();
-    const double s = timer.stop_ms(compute_) * 1e-3 / kSteps;
-    best = r == 0 ? s : std::min(best, s);
-  }
+  const double best = best_round_seconds(compute_, kRounds, kSteps, step);
   if (exec != nullptr) check_cuda(cudaGraphExecDestroy(exec.release()), "cudaGraphExecDestroy");
   return best;
 }

@@ -103,8 +103,7 @@ const __nv_bfloat16* CudaBackend::Ops::dense(models::Linear w, const __nv_bfloat
 void CudaBackend::Ops::w4_linear(models::Linear w, const __nv_bfloat16* x, int32_t rows, __nv_bfloat16* y,
                                  float* residual) {
   const W4Weight q = b_.weights_.w4(w);
-  W4Path path = b_.w4_paths_.path({q.n, q.k, y == nullptr}, rows);  // the start-up timing's choice
-  if (path == W4Path::kFewRows && rows > kW4GemmMaxRows) path = W4Path::kWide128;
+  const W4Path path = b_.w4_paths_.path({q.n, q.k, y == nullptr}, rows);  // the start-up timing's choice
   if (path != W4Path::kDequantized) {
     W4GemmArgs a;
     a.w = q;

@@ -63,18 +63,7 @@ void CudaBackend::choose_w4_paths() {
   check_cuda(cudaMemsetAsync(y.get(), 0, y.bytes(), compute_), "cudaMemsetAsync");
   const auto* dense = act_.w4_dense.as<__nv_bfloat16>();
 
-  StreamTimer timer;
-  auto best_of = [&](auto&& run) {  // seconds: the best of three after one untimed run
-    run();
-    double best = 0;
-    for (int r = 0; r < 3; ++r) {
-      timer.start(compute_);
-      run();
-      const double s = timer.stop_ms(compute_) * 1e-3;
-      best = r == 0 ? s : std::min(best, s);
-    }
-    return best;
-  };
+  auto best_of = [&](auto&& run) { return best_round_seconds(compute_, 3, 1, run); };  // seconds
   constexpr double kCannot = std::numeric_limits<double>::infinity();
   for (const W4PathPlan::Shape& s : recorder.shapes) {
     const auto layer = std::find_if(layers.begin(), layers.end(), [&](const W4Weight& w) {

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "gpu/cuda/cuda_check.h"
 
 namespace zinfer::gpu::cuda {
@@ -39,5 +41,22 @@ class StreamTimer {
  private:
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
+
+// Seconds per call of run(), which queues work on `stream`: one untimed call, then `rounds` rounds
+// of `calls` back-to-back calls, the best round's mean (the start-up choices' measure: a round
+// that something else slowed is dropped).
+template <typename Run>
+double best_round_seconds(cudaStream_t stream, int rounds, int calls, Run&& run) {
+  run();
+  StreamTimer timer;
+  double best = 0;
+  for (int r = 0; r < rounds; ++r) {
+    timer.start(stream);
+    for (int i = 0; i < calls; ++i) run();
+    const double s = timer.stop_ms(stream) * 1e-3 / calls;
+    best = r == 0 ? s : std::min(best, s);
+  }
+  return best;
+}
 
 }  // namespace zinfer::gpu::cuda

@@ -9,7 +9,7 @@
 //                         order: the result does not depend on timing.
 //   launch_w4_gemm_wide   warpgroup MMA (sm_90a) fed by int4 dequantized in registers, for steps
 //                         of more rows (any m), where the row count and shape make it faster
-//                         than the next way (w4_path_plan.h times both at start-up).
+//                         than the other ways (w4_path_plan.h times them all at start-up).
 //   launch_w4_dequantize  W back to bf16 [n, k] in the packed input order (then cuBLASLt, with x
 //                         through launch_w4_permute for act-order layers), for steps of many rows
 //                         where the product, not the weight bytes, is the cost.

@@ -5,11 +5,16 @@
 #include <cstdio>
 #include <iterator>
 
+#include "gpu/cuda/w4_gemm.h"
+
 namespace zinfer::gpu::cuda {
 namespace {
 
-W4Path fastest(const W4PathPlan::Timing& t) {
-  return static_cast<W4Path>(std::min_element(t.begin(), t.end()) - t.begin());  // ties: the first way
+// The fastest way that can run `rows` rows (ties: the earlier way); the kernel of few rows stops
+// at kW4GemmMaxRows, whatever its time at a smaller bucket.
+W4Path fastest(const W4PathPlan::Timing& t, int64_t rows) {
+  const auto from = t.begin() + (rows > kW4GemmMaxRows ? static_cast<int>(W4Path::kWide128) : 0);
+  return static_cast<W4Path>(std::min_element(from, t.end()) - t.begin());
 }
 
 const char* name(W4Path p) {
@@ -28,10 +33,11 @@ void W4PathPlan::record(const Shape& shape, int64_t rows, const Timing& seconds)
 
 W4Path W4PathPlan::path(const Shape& shape, int64_t rows) const {
   const auto it = timings_.find(shape);
-  if (it == timings_.end() || it->second.empty()) return rows <= 64 ? W4Path::kFewRows : W4Path::kWide128;
+  if (it == timings_.end() || it->second.empty())
+    return rows <= kW4GemmMaxRows ? W4Path::kFewRows : W4Path::kWide128;
   auto bucket = it->second.lower_bound(rows);
   if (bucket == it->second.end()) bucket = std::prev(it->second.end());
-  return fastest(bucket->second);
+  return fastest(bucket->second, rows);
 }
 
 std::string W4PathPlan::describe() const {
@@ -43,7 +49,7 @@ std::string W4PathPlan::describe() const {
                   shape.residual ? " (into the residual)" : "");
     out += line;
     for (const auto& [rows, t] : buckets) {
-      std::snprintf(line, sizeof(line), " %lld %s (", static_cast<long long>(rows), name(fastest(t)));
+      std::snprintf(line, sizeof(line), " %lld %s (", static_cast<long long>(rows), name(fastest(t, rows)));
       out += line;
       for (size_t i = 0; i < t.size(); ++i) {
         if (std::isinf(t[i])) std::snprintf(line, sizeof(line), "%s-", i ? "/" : "");

@@ -38,8 +38,9 @@ class W4PathPlan {
 
   void record(const Shape& shape, int64_t rows, const Timing& seconds);
   // The way a step of `rows` rows runs: the fastest at the smallest recorded bucket of at least
-  // `rows` rows (the largest bucket's past them all; ties to the earlier way). Without a record:
-  // the kernel of few rows up to kW4GemmMaxRows (64) rows, the wide kernel's 128-row tiles past.
+  // `rows` rows (the largest bucket's past them all; ties to the earlier way), never the kernel of
+  // few rows past kW4GemmMaxRows (64) rows. Without a record: the kernel of few rows up to 64
+  // rows, the wide kernel's 128-row tiles past.
   W4Path path(const Shape& shape, int64_t rows) const;
   // A line per shape for the start-up log: each bucket's way.
   std::string describe() const;

@@ -32,6 +32,10 @@ TEST(W4PathPlan, TakesTheFastestWayAtTheStepsBucket) {
   EXPECT_EQ(plan.path({28672, 4096, true}, 1024), W4Path::kWide128);
   EXPECT_EQ(plan.path({6144, 4096, false}, 8192), W4Path::kWide128);
   EXPECT_EQ(plan.path({6144, 4096, false}, 64), W4Path::kFewRows);
+  // Past 64 rows never the kernel of few rows, even where the only bucket timed it fastest.
+  plan.record({4096, 4096, false}, 64, {10e-6, 20e-6, kCannot, kCannot});
+  EXPECT_EQ(plan.path({4096, 4096, false}, 40), W4Path::kFewRows);
+  EXPECT_EQ(plan.path({4096, 4096, false}, 100), W4Path::kWide128);
 }
 
 TEST(W4PathPlan, TiesGoToTheFirstWay) {

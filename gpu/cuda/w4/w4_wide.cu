@@ -1,25 +1,17 @@
 // The W4A16 GEMM of many rows (w4_wide_kernel.cuh): its token tile, split rule and launch.
 #include <algorithm>
 
+#include "gpu/cuda/skinny_mma.cuh"
 #include "gpu/cuda/w4/w4_wide_launch.cuh"
 
 namespace zinfer::gpu::cuda {
 namespace {
 
-int32_t output_tiles(int32_t m, int32_t n, int32_t tokens) {
-  using namespace w4_wide;
-  return ((n / 16 + kOutputs / 16 - 1) / (kOutputs / 16)) * ((m + tokens - 1) / tokens);
-}
+// Blocks of 128 outputs (8 tiles of 16) over n outputs.
+int32_t wide_output_blocks(int32_t n) { return output_blocks(n, w4_wide::kOutputs / 16); }
 
-int32_t sm_count() {
-  static const int32_t count = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 132;
-    return n > 0 ? n : 132;
-  }();
-  return count;
+int32_t output_tiles(int32_t m, int32_t n, int32_t tokens) {
+  return wide_output_blocks(n) * ((m + tokens - 1) / tokens);
 }
 
 }  // namespace
@@ -27,7 +19,7 @@ int32_t sm_count() {
 int32_t w4_gemm_wide_tokens(int32_t m) { return m <= 128 ? 128 : 256; }
 
 int32_t w4_gemm_wide_splits(int32_t m, int32_t n, int32_t k, int32_t tokens) {
-  return w4_gemm_wide_split_rule(output_tiles(m, n, tokens), k / 64, sm_count());
+  return w4_gemm_wide_split_rule(output_tiles(m, n, tokens), k / 64, multiprocessor_count());
 }
 
 size_t w4_gemm_wide_workspace_floats(int32_t m, int32_t n, int32_t splits, int32_t tokens) {
@@ -53,8 +45,8 @@ cudaError_t launch_w4_gemm_wide(const W4GemmArgs& a, cudaStream_t stream) {
   p.steps_per_split = (steps + splits - 1) / splits;
   splits = (steps + p.steps_per_split - 1) / p.steps_per_split;
   if (splits > 1 && (a.partials == nullptr || a.counters == nullptr)) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>((w.n / 16 + kOutputs / 16 - 1) / (kOutputs / 16)),
-                  static_cast<unsigned>((a.m + tokens - 1) / tokens), static_cast<unsigned>(splits));
+  const dim3 grid(static_cast<unsigned>(wide_output_blocks(w.n)), static_cast<unsigned>((a.m + tokens - 1) / tokens),
+                  static_cast<unsigned>(splits));
   return tokens == 128 ? launch_t128(p, grid, stream) : launch_t256(p, grid, stream);
 }
 
