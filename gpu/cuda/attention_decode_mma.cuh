@@ -14,16 +14,17 @@
 // S = Q·Kᵀ of a tile are 2 × D/16 MMAs with K read by ldmatrix, and O += P·V are D/8 MMAs with V
 // read by ldmatrix.trans, P taken straight from the score registers. A key costs no shuffles; the
 // softmax reduces over the 4 lanes of a quad once per tile (two shuffles). Softmax state in
-// float32; P enters the P·V MMA rounded to bf16.
+// float32; P enters the P·V MMA rounded to bf16 (f16 with an fp8 cache).
 //
 // Shared-memory tile: [16 keys][D] bf16, rows of D * 2 bytes whose 16-byte chunks are XOR-swizzled
 // by (row % 8), so the 8 rows an ldmatrix reads fall in 8 different bank groups.
 //
 // An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([16 keys]
-// [D] bytes, 8-byte cp.async per 8 elements, half the bytes of a bf16 stage), and before computing
-// on a tile the warp converts it into one bf16 tile of the layout above (e4m3 -> bf16 is exact),
-// from which the MMAs read as they do for a bf16 cache. Ring plus that tile take the bytes of the
-// bf16 ring, so occupancy is the same. k_scale multiplies the score scale, v_scale the output.
+// [D] bytes, half the bytes of a bf16 stage), and before computing on a tile the warp converts it
+// into f16 tiles of the layout above, from which the MMAs read as they do for a bf16 cache but in
+// f16: e4m3 -> f16 is exact and one instruction per two codes (-> bf16 took four); Q enters as
+// f16 with the score scale (and k_scale) folded in, P as f16. Ring plus those tiles take the bytes
+// of the bf16 ring, so occupancy is the same. v_scale multiplies the output.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -59,7 +60,7 @@ struct Shape {
   static constexpr int kCopyBytes = 8 * sizeof(CacheT);     // one chunk as loaded
   static constexpr int kLoadedTileBytes = kTileKeys * D * static_cast<int>(sizeof(CacheT));
   static constexpr int kStageBytes = 2 * kLoadedTileBytes;  // K tile then V tile, as loaded
-  static constexpr int kConvertedBytes = kFp8 ? 2 * kTileBytes : 0;  // fp8: the bf16 K and V tiles
+  static constexpr int kConvertedBytes = kFp8 ? 2 * kTileBytes : 0;  // fp8: the f16 K and V tiles
   static constexpr int kWarpBytes = kStages * kStageBytes + kConvertedBytes;
   static constexpr int kBlockBytes = kWarps * kWarpBytes;
   static constexpr int kChunksPerLane = kTileKeys * kChunks / 32;  // per tile, K and V each
@@ -81,17 +82,33 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
                : "memory");
 }
 
-// c += A·B for one m16n8k16 tile whose A rows 8..15 are zero (a1 = a3 = 0).
+// c += A·B for one m16n8k16 tile whose A rows 8..15 are zero (a1 = a3 = 0), in bf16 (a bf16
+// cache) or f16 (an fp8 cache: e4m3 -> f16 is one instruction per two codes and exact).
+template <bool kF16>
 __device__ __forceinline__ void mma_rows0to7(float (&c)[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+  if constexpr (kF16) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+  }
 }
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // .x (lower 16 bits) = lower k index
-  return *reinterpret_cast<const uint32_t*>(&v);
+// Two floats as the MMA's element pair (.x, the lower 16 bits, is the lower k index).
+template <bool kF16>
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
+  if constexpr (kF16) {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
 }
 
 // Byte offset of 16-byte chunk `chunk` of key row `row` inside a swizzled tile.
@@ -100,12 +117,12 @@ __device__ __forceinline__ uint32_t tile_offset(int row, int chunk) {
   return row * D * 2 + ((chunk ^ (row & 7)) << 4);
 }
 
-// Byte offset of chunk `chunk` of key row `row` in a tile as loaded: swizzled bf16 (the tile the
-// MMAs read), or plain rows of e4m3 codes (converted into a swizzled bf16 tile before use).
+// Byte offset of 16-byte chunk `chunk` of key row `row` in a tile as loaded: swizzled bf16 (the
+// tile the MMAs read), or plain rows of e4m3 codes (converted into a swizzled f16 tile before use).
 template <int D, typename CacheT>
 __device__ __forceinline__ uint32_t loaded_offset(int row, int chunk) {
   if constexpr (sizeof(CacheT) == 1) {
-    return row * D + chunk * 8;
+    return row * D + chunk * 16;
   } else {
     return tile_offset<D>(row, chunk);
   }
@@ -160,29 +177,45 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   // Starts copying rows of this warp's tile i into ring slot i % kStages (nothing past the last
   // tile): the keys in [from, to) from the cache and, with zero_tail, zeros for the rows past
   // key_end, which keeps NaN bit patterns of stale shared memory out of P·V (their P is 0, and
-  // 0 · NaN would be NaN); other rows are left to another call. Lane r % 16 resolves the page of
-  // key r of the tile. The caller closes the cp.async group.
-  auto load_rows = [&](int i, int from, int to, bool zero_tail) {
+  // 0 · NaN would be NaN); other rows are left to another call. The caller closes the cp.async
+  // group.
+  //
+  // Lane l resolves key l % 16 of the tile; each copy of a 16-byte row chunk takes its key's
+  // slot from that lane by one shuffle, so that each copy instruction of the warp reads whole
+  // rows (2 of a bf16 row at D = 128), which HBM serves better than a sector from each of 16
+  // rows. Row-chunk arithmetic is 32-bit with one widening multiply per copy (slots are 32-bit,
+  // as the step's slot mapping stores them). `entry` is the lane's block-table entry (entry_of), read by the
+  // caller a tile ahead so that its latency does not hold up the copies.
+  constexpr int kRowChunks = D * static_cast<int>(sizeof(CacheT)) / 16;  // 16-byte chunks of a row
+  constexpr int kLaneCopies = kTileKeys * kRowChunks / 32;                // per tile, K and V each
+  static_assert(32 % kRowChunks == 0, "a lane copies the same chunk of every row it copies");
+  constexpr int kOther = -2, kZeros = -1;  // a row another call copies; a row of zeros
+  const uint32_t row_bytes = static_cast<uint32_t>(row_stride * sizeof(CacheT));
+  const char* k_bytes = reinterpret_cast<const char*>(k_head);
+  const char* v_bytes = reinterpret_cast<const char*>(v_head);
+  auto key_of = [&](int i) { return key_begin + (warp + i * kWarps) * kTileKeys + lane % kTileKeys; };
+  auto entry_of = [&](int i) -> int {
+    const int key = key_of(i);
+    return i < my_tiles && key < key_end ? bt[paged_entry_index(key, kv.block_size)] : 0;
+  };
+  auto load_rows = [&](int i, int from, int to, bool zero_tail, int entry) {
     if (i >= my_tiles) return;
-    const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
-    const int key = tile_key + lane % kTileKeys;
-    const int slot = key >= from && key < to ? static_cast<int>(paged_slot(bt, key, kv.block_size)) : -1;
-    const uint32_t k_dst = ring + (i % kStages) * S::kStageBytes;
+    const int key = key_of(i);
+    const int slot = key >= from && key < to ? static_cast<int>(paged_slot_from(entry, key, kv.block_size))
+                     : zero_tail && key >= key_end ? kZeros
+                                                   : kOther;
+    const uint32_t dst = ring + (i % kStages) * S::kStageBytes;
+    const int ch = lane % kRowChunks;
 #pragma unroll
-    for (int j = 0; j < S::kChunksPerLane; ++j) {
-      const int c = j * 32 + lane;
-      const int r = c / S::kChunks, ch = c % S::kChunks;
+    for (int j = 0; j < kLaneCopies; ++j) {
+      const int r = (j * 32 + lane) / kRowChunks;
       const int r_slot = __shfl_sync(0xffffffffu, slot, r);
-      if (r_slot < 0 && !(zero_tail && tile_key + r >= key_end)) continue;
-      const int64_t src = r_slot >= 0 ? static_cast<int64_t>(r_slot) * row_stride + ch * 8 : 0;
+      if (r_slot == kOther) continue;
+      const uint64_t src = static_cast<uint64_t>(static_cast<uint32_t>(max(r_slot, 0))) * row_bytes + ch * 16;
       const uint32_t off = loaded_offset<D, CacheT>(r, ch);
-      if constexpr (S::kFp8) {
-        cp_async8(k_dst + off, k_head + src, r_slot >= 0 ? 8 : 0);
-        cp_async8(k_dst + S::kLoadedTileBytes + off, v_head + src, r_slot >= 0 ? 8 : 0);
-      } else {
-        cp_async16(k_dst + off, k_head + src, r_slot >= 0 ? 16 : 0);
-        cp_async16(k_dst + S::kLoadedTileBytes + off, v_head + src, r_slot >= 0 ? 16 : 0);
-      }
+      const uint32_t bytes = r_slot >= 0 ? 16u : 0u;
+      cp_async16(dst + off, k_bytes + src, bytes);
+      cp_async16(dst + S::kLoadedTileBytes + off, v_bytes + src, bytes);
     }
   };
 
@@ -202,24 +235,39 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   // After it: the rows of those tiles from cached_end on, in one more group when there are any,
   // and every later tile whole.
   const int cached_end = work.keys_before_query_cached ? min(key_end, ctx - 1) : key_begin;
+  int first_entries[kStages];
 #pragma unroll
   for (int i = 0; i < kStages; ++i) {
-    load_rows(i, key_begin, cached_end, true);
+    first_entries[i] = entry_of(i);
+    load_rows(i, key_begin, cached_end, true, first_entries[i]);
     cp_async_commit();
   }
   wait_for_previous_kernel();
 
-  // Q as A fragments, unscaled bf16 (exact); the scale is applied to the float32 scores.
-  // qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1} and + 8.
+  // Q as A fragments. A bf16 cache: Q unscaled (exact), the scale applied to the float32 scores.
+  // An fp8 cache: Q · qk_scale in f16, the type its K converts to exactly (f16 keeps 3 more bits
+  // of Q than bf16), so the scores come out scaled; clamped to f16's range (a score past it
+  // saturates the softmax either way). qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1}
+  // and + 8.
   uint32_t qa[D / 16][2];
   {
     const __nv_bfloat16* q_row = kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + row) * D + quad * 2;
+    auto fragment = [&](const __nv_bfloat16* at) -> uint32_t {
+      if (row >= rows) return 0u;
+      const uint32_t raw = *reinterpret_cast<const uint32_t*>(at);
+      if constexpr (!S::kFp8) return raw;
+      const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw));
+      constexpr float kF16Max = 65504.f;
+      return pack_pair<true>(fminf(fmaxf(f.x * qk_scale, -kF16Max), kF16Max),
+                             fminf(fmaxf(f.y * qk_scale, -kF16Max), kF16Max));
+    };
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
-      qa[ks][0] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16) : 0u;
-      qa[ks][1] = row < rows ? *reinterpret_cast<const uint32_t*>(q_row + ks * 16 + 8) : 0u;
+      qa[ks][0] = fragment(q_row + ks * 16);
+      qa[ks][1] = fragment(q_row + ks * 16 + 8);
     }
   }
+  const float score_scale = S::kFp8 ? 1.f : qk_scale;  // an fp8 cache's Q carries it
 
   // Rows this step wrote (its own key) or that were not read early, in the first kStages tiles.
   const int late_from = max(cached_end, key_begin);
@@ -227,10 +275,11 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
                     key_begin + (warp + (min(my_tiles, kStages) - 1) * kWarps + 1) * kTileKeys > late_from;
   if (late) {
 #pragma unroll
-    for (int i = 0; i < kStages; ++i) load_rows(i, late_from, key_end, false);
+    for (int i = 0; i < kStages; ++i) load_rows(i, late_from, key_end, false, first_entries[i]);
     cp_async_commit();
   }
   for (int i = 0; i < my_tiles; ++i) {
+    const int next_entry = entry_of(i + kStages);  // read now, used once this tile is done
     // cp.async groups, oldest first: tiles 0 .. kStages - 1, the late rows (if any), then one per
     // later tile. With only the newest group pending tile i is complete, except at i = 0, where
     // the newest is the late rows, which tile 0 may need.
@@ -242,7 +291,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     __syncwarp();  // every lane's copies of tile i are visible to the whole warp
     uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
     if constexpr (S::kFp8) {
-      // The codes of slot i % kStages into the warp's bf16 tiles (the previous tile's reads of
+      // The codes of slot i % kStages into the warp's f16 tiles (the previous tile's reads of
       // them ended at the __syncwarp after its P·V).
       const unsigned char* codes = warp_smem + (i % kStages) * S::kStageBytes;
       const uint32_t converted = ring + kStages * S::kStageBytes;
@@ -251,8 +300,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
         const int c = j * 32 + lane;
         const int r = c / S::kChunks, ch = c % S::kChunks;
         const uint32_t off = tile_offset<D>(r, ch);
-        const uint4 kb = e4m3x8_to_bf16x8(*reinterpret_cast<const uint2*>(codes + r * D + ch * 8));
-        const uint4 vb = e4m3x8_to_bf16x8(*reinterpret_cast<const uint2*>(codes + S::kLoadedTileBytes + r * D + ch * 8));
+        const uint4 kb = e4m3x8_to_f16x8(*reinterpret_cast<const uint2*>(codes + r * D + ch * 8));
+        const uint4 vb = e4m3x8_to_f16x8(*reinterpret_cast<const uint2*>(codes + S::kLoadedTileBytes + r * D + ch * 8));
         asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};\n" ::"r"(converted + off), "r"(kb.x), "r"(kb.y),
                      "r"(kb.z), "r"(kb.w)
                      : "memory");
@@ -270,8 +319,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     for (int ks = 0; ks < D / 16; ++ks) {
       uint32_t b[4];
       ldmatrix_x4(b, k_tile + tile_offset<D>(k_row, 2 * ks + k_chunk));
-      mma_rows0to7(s[0], qa[ks][0], qa[ks][1], b[0], b[1]);
-      mma_rows0to7(s[1], qa[ks][0], qa[ks][1], b[2], b[3]);
+      mma_rows0to7<S::kFp8>(s[0], qa[ks][0], qa[ks][1], b[0], b[1]);
+      mma_rows0to7<S::kFp8>(s[1], qa[ks][0], qa[ks][1], b[2], b[3]);
     }
 
     const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
@@ -280,7 +329,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     for (int n = 0; n < 2; ++n) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float x = tile_key + n * 8 + quad * 2 + e < key_end ? s[n][e] * qk_scale : -INFINITY;
+        const float x = tile_key + n * 8 + quad * 2 + e < key_end ? s[n][e] * score_scale : -INFINITY;
         s[n][e] = x;
         mx = fmaxf(mx, x);
       }
@@ -290,11 +339,15 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     // The tile's first key is valid, so mx is finite; the first tile's correction is exp2(-inf) = 0.
     const float corr = fast_exp2(m_run - mx);
     m_run = mx;
-    l_run *= corr;
+    // Once the running max settles most tiles leave every head's max as it was (corr = 1): the
+    // warp then skips the D / 4 multiplies.
+    if (__any_sync(0xffffffffu, corr != 1.f)) {
+      l_run *= corr;
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      o[n][0] *= corr;
-      o[n][1] *= corr;
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][0] *= corr;
+        o[n][1] *= corr;
+      }
     }
     float p[2][2];
 #pragma unroll
@@ -306,17 +359,17 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       }
     }
     // The score C fragment is the P·V A fragment: a0 = keys 2 quad + {0, 1}, a2 = keys 8 + ...
-    const uint32_t pa0 = pack_bf16(p[0][0], p[0][1]);
-    const uint32_t pa2 = pack_bf16(p[1][0], p[1][1]);
+    const uint32_t pa0 = pack_pair<S::kFp8>(p[0][0], p[0][1]);
+    const uint32_t pa2 = pack_pair<S::kFp8>(p[1][0], p[1][1]);
 #pragma unroll
     for (int j = 0; j < D / 16; ++j) {
       uint32_t b[4];
       ldmatrix_x4_trans(b, v_tile + tile_offset<D>(v_row, 2 * j + v_chunk));
-      mma_rows0to7(o[2 * j], pa0, pa2, b[0], b[1]);
-      mma_rows0to7(o[2 * j + 1], pa0, pa2, b[2], b[3]);
+      mma_rows0to7<S::kFp8>(o[2 * j], pa0, pa2, b[0], b[1]);
+      mma_rows0to7<S::kFp8>(o[2 * j + 1], pa0, pa2, b[2], b[3]);
     }
     __syncwarp();  // all lanes are done reading slot i % kStages before it is refilled
-    load_rows(i + kStages, key_begin, key_end, true);
+    load_rows(i + kStages, key_begin, key_end, true, next_entry);
     cp_async_commit();
   }
   cp_async_wait<0>();  // the trailing empty groups; the ring is free for the merge below
