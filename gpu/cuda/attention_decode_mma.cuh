@@ -20,11 +20,12 @@
 // by (row % 8), so the 8 rows an ldmatrix reads fall in 8 different bank groups.
 //
 // An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([16 keys]
-// [D] bytes, half the bytes of a bf16 stage), and before computing on a tile the warp converts it
-// into f16 tiles of the layout above, from which the MMAs read as they do for a bf16 cache but in
-// f16: e4m3 -> f16 is exact and one instruction per two codes (-> bf16 took four); Q enters as
-// f16 with the score scale (and k_scale) folded in, P as f16. Ring plus those tiles take the bytes
-// of the bf16 ring, so occupancy is the same. v_scale multiplies the output.
+// [D] bytes, 16-byte chunks swizzled likewise), half the bytes of a bf16 stage, so the ring is 4
+// deep in the same shared memory. The MMAs read the codes from it by ldmatrix (K) and
+// ldmatrix.trans (V), two codes per 16-bit element, and convert them in registers to f16 (exact,
+// one instruction per two codes); they run in f16, with Q in f16 carrying the score scale (and
+// k_scale) and its dims in the order the K codes arrive, P in f16, and O's dims in the order the
+// V codes arrive (put back when O is written). v_scale multiplies the output.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -46,7 +47,6 @@ namespace decode_mma {
 
 constexpr int kWarps = 4;
 constexpr int kTileKeys = 16;  // keys per warp tile: n of two score MMAs, k of the P·V MMAs
-constexpr int kStages = 2;     // ring depth per warp: 1 tile loading while 1 is computed
 constexpr int kRows = 8;       // query heads per block: MMA rows 0..7 (rows 8..15 are zero)
 static_assert(kRows <= kMaxMergeRows, "the split merge holds a block's heads in shared memory");
 constexpr float kLog2e = 1.4426950408889634f;
@@ -57,13 +57,13 @@ struct Shape {
   static constexpr int kChunks = D / 8;                  // 8-element chunks per key row (16 bytes of bf16)
   static constexpr int kRowBytes = D * 2;                // a bf16 tile's row
   static constexpr int kTileBytes = kTileKeys * kRowBytes;  // one bf16 K or V tile
-  static constexpr int kCopyBytes = 8 * sizeof(CacheT);     // one chunk as loaded
+  // Ring depth per warp: a bf16 ring of 2 tiles (one loading while one is computed) fills an SM's
+  // shared memory at 3 blocks; an fp8 ring of 4 holds the same bytes, so 3 tiles are in flight.
+  static constexpr int kStages = kFp8 ? 4 : 2;
   static constexpr int kLoadedTileBytes = kTileKeys * D * static_cast<int>(sizeof(CacheT));
   static constexpr int kStageBytes = 2 * kLoadedTileBytes;  // K tile then V tile, as loaded
-  static constexpr int kConvertedBytes = kFp8 ? 2 * kTileBytes : 0;  // fp8: the f16 K and V tiles
-  static constexpr int kWarpBytes = kStages * kStageBytes + kConvertedBytes;
+  static constexpr int kWarpBytes = kStages * kStageBytes;
   static constexpr int kBlockBytes = kWarps * kWarpBytes;
-  static constexpr int kChunksPerLane = kTileKeys * kChunks / 32;  // per tile, K and V each
   // The end-of-block merge reuses each warp's ring: o [kRows][D], m [kRows], l [kRows] floats.
   static_assert((kRows * D + 2 * kRows) * 4 <= kWarpBytes, "merge area must fit in a warp's ring");
   static_assert(kChunks >= 8, "the swizzle permutes 8 chunks per row");
@@ -117,20 +117,31 @@ __device__ __forceinline__ uint32_t tile_offset(int row, int chunk) {
   return row * D * 2 + ((chunk ^ (row & 7)) << 4);
 }
 
-// Byte offset of 16-byte chunk `chunk` of key row `row` in a tile as loaded: swizzled bf16 (the
-// tile the MMAs read), or plain rows of e4m3 codes (converted into a swizzled f16 tile before use).
+// Byte offset of 16-byte chunk `chunk` of key row `row` in a tile as loaded: the swizzled bf16
+// tile above, or rows of D e4m3 codes whose 16-byte chunks are XOR-swizzled so that the 8 rows an
+// ldmatrix reads again fall in 8 different bank groups (at D = 64 a row is half of 128 bytes: the
+// swizzle then changes every second row).
 template <int D, typename CacheT>
 __device__ __forceinline__ uint32_t loaded_offset(int row, int chunk) {
   if constexpr (sizeof(CacheT) == 1) {
-    return row * D + chunk * 16;
+    constexpr int kUnits = D / 16, kRowsPerLine = 8 / kUnits;
+    static_assert(kUnits == 4 || kUnits == 8, "fp8 rows of 64 or 128 codes");
+    return row * D + ((chunk ^ ((row / kRowsPerLine) % kUnits)) << 4);
   } else {
     return tile_offset<D>(row, chunk);
   }
 }
 
+// Two e4m3 codes, the bytes `lo` and `hi` of x, as an f16 pair (lo in the lower half).
+template <int kLo, int kHi>
+__device__ __forceinline__ uint32_t codes_to_f16x2(uint32_t x) {
+  return e4m3x2_to_f16x2(static_cast<uint16_t>(__byte_perm(x, 0u, 0x4400 | (kHi << 4) | kLo)));
+}
+
 template <int D, typename CacheT>
 __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, DecodeWork work, int head_groups) {
   using S = Shape<D, CacheT>;
+  constexpr int kStages = S::kStages;
   extern __shared__ __align__(128) unsigned char smem[];
   // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
   // idle SMs. Until the wait below the block reads only what the rotary kernel (and the qkv
@@ -244,14 +255,17 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   }
   wait_for_previous_kernel();
 
-  // Q as A fragments. A bf16 cache: Q unscaled (exact), the scale applied to the float32 scores.
-  // An fp8 cache: Q · qk_scale in f16, the type its K converts to exactly (f16 keeps 3 more bits
-  // of Q than bf16), so the scores come out scaled; clamped to f16's range (a score past it
-  // saturates the softmax either way). qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1}
-  // and + 8.
+  // Q as A fragments. A bf16 cache: Q unscaled (exact), the scale applied to the float32 scores;
+  // qa[ks] = (a0, a2): head `row`, dims 16 ks + 2 quad + {0, 1} and + 8. An fp8 cache: Q · qk_scale
+  // in f16, the type its K converts to exactly (f16 keeps 3 more bits of Q than bf16), so the
+  // scores come out scaled; clamped to f16's range (a score past it saturates the softmax either
+  // way). Its MMA inputs are the dims in the order ldmatrix hands out K's codes (two per 16-bit
+  // element): qa[ks] = head `row`, dims 16 ks + 4 quad + {0, 1} and + {2, 3}.
   uint32_t qa[D / 16][2];
   {
-    const __nv_bfloat16* q_row = kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + row) * D + quad * 2;
+    constexpr int kLaneDims = S::kFp8 ? 4 : 2, kSecond = S::kFp8 ? 2 : 8;
+    const __nv_bfloat16* q_row =
+        kv.q + (static_cast<int64_t>(t) * kv.num_heads + h_base + row) * D + quad * kLaneDims;
     auto fragment = [&](const __nv_bfloat16* at) -> uint32_t {
       if (row >= rows) return 0u;
       const uint32_t raw = *reinterpret_cast<const uint32_t*>(at);
@@ -264,7 +278,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
       qa[ks][0] = fragment(q_row + ks * 16);
-      qa[ks][1] = fragment(q_row + ks * 16 + 8);
+      qa[ks][1] = fragment(q_row + ks * 16 + kSecond);
     }
   }
   const float score_scale = S::kFp8 ? 1.f : qk_scale;  // an fp8 cache's Q carries it
@@ -289,51 +303,52 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       cp_async_wait<kStages - 1>();
     }
     __syncwarp();  // every lane's copies of tile i are visible to the whole warp
-    uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
-    if constexpr (S::kFp8) {
-      // The codes of slot i % kStages into the warp's f16 tiles (the previous tile's reads of
-      // them ended at the __syncwarp after its P·V).
-      const unsigned char* codes = warp_smem + (i % kStages) * S::kStageBytes;
-      const uint32_t converted = ring + kStages * S::kStageBytes;
-#pragma unroll
-      for (int j = 0; j < S::kChunksPerLane; ++j) {
-        const int c = j * 32 + lane;
-        const int r = c / S::kChunks, ch = c % S::kChunks;
-        const uint32_t off = tile_offset<D>(r, ch);
-        const uint4 kb = e4m3x8_to_f16x8(*reinterpret_cast<const uint2*>(codes + r * D + ch * 8));
-        const uint4 vb = e4m3x8_to_f16x8(*reinterpret_cast<const uint2*>(codes + S::kLoadedTileBytes + r * D + ch * 8));
-        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};\n" ::"r"(converted + off), "r"(kb.x), "r"(kb.y),
-                     "r"(kb.z), "r"(kb.w)
-                     : "memory");
-        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};\n" ::"r"(converted + S::kTileBytes + off), "r"(vb.x),
-                     "r"(vb.y), "r"(vb.z), "r"(vb.w)
-                     : "memory");
-      }
-      __syncwarp();
-      k_tile = converted;
-    }
-    const uint32_t v_tile = k_tile + S::kTileBytes;
+    const uint32_t k_tile = ring + (i % kStages) * S::kStageBytes;
+    const uint32_t v_tile = k_tile + S::kLoadedTileBytes;
 
-    float s[2][4] = {};  // scores: head `row`, keys 8 n + 2 quad + {0, 1}
+    // Scores: head `row`, keys 8 n + 2 quad + {0, 1}, summed over even and odd k16 steps apart
+    // (sh[step % 2][n]) so that four MMA chains, not two, hide each other's latency.
+    float sh[2][2][4] = {};
+    if constexpr (S::kFp8) {
+      // K's codes straight from the ring: matrix m of an ldmatrix.x4 is keys 8 (m % 2) .. + 7 of
+      // dims 32 kp + 16 (m / 2) .. + 15, a lane's 16-bit element two codes; the lane's four codes
+      // of a row are its k16 inputs 2 quad, 2 quad + 1, 2 quad + 8, 2 quad + 9 (Q's order above).
 #pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      uint32_t b[4];
-      ldmatrix_x4(b, k_tile + tile_offset<D>(k_row, 2 * ks + k_chunk));
-      mma_rows0to7<S::kFp8>(s[0], qa[ks][0], qa[ks][1], b[0], b[1]);
-      mma_rows0to7<S::kFp8>(s[1], qa[ks][0], qa[ks][1], b[2], b[3]);
+      for (int kp = 0; kp < D / 32; ++kp) {
+        uint32_t b[4];
+        ldmatrix_x4(b, k_tile + loaded_offset<D, CacheT>((mat % 2) * 8 + lane % 8, 2 * kp + mat / 2));
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const uint32_t lo = codes_to_f16x2<0, 1>(b[m]), hi = codes_to_f16x2<2, 3>(b[m]);
+          mma_rows0to7<true>(sh[m / 2][m % 2], qa[2 * kp + m / 2][0], qa[2 * kp + m / 2][1], lo, hi);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int ks = 0; ks < D / 16; ++ks) {
+        uint32_t b[4];
+        ldmatrix_x4(b, k_tile + tile_offset<D>(k_row, 2 * ks + k_chunk));
+        mma_rows0to7<false>(sh[ks % 2][0], qa[ks][0], qa[ks][1], b[0], b[1]);
+        mma_rows0to7<false>(sh[ks % 2][1], qa[ks][0], qa[ks][1], b[2], b[3]);
+      }
     }
 
     const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
+    float s[2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) s[n][e] = (sh[0][n][e] + sh[1][n][e]) * score_scale;
+    if (tile_key + kTileKeys > key_end) {  // the split's last tile: keys past its end count nothing
+#pragma unroll
+      for (int n = 0; n < 2; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (tile_key + n * 8 + quad * 2 + e >= key_end) s[n][e] = -INFINITY;
+    }
     float mx = m_run;
 #pragma unroll
-    for (int n = 0; n < 2; ++n) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float x = tile_key + n * 8 + quad * 2 + e < key_end ? s[n][e] * score_scale : -INFINITY;
-        s[n][e] = x;
-        mx = fmaxf(mx, x);
-      }
-    }
+    for (int n = 0; n < 2; ++n) mx = fmaxf(mx, fmaxf(s[n][0], s[n][1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     // The tile's first key is valid, so mx is finite; the first tile's correction is exp2(-inf) = 0.
@@ -361,12 +376,31 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     // The score C fragment is the P·V A fragment: a0 = keys 2 quad + {0, 1}, a2 = keys 8 + ...
     const uint32_t pa0 = pack_pair<S::kFp8>(p[0][0], p[0][1]);
     const uint32_t pa2 = pack_pair<S::kFp8>(p[1][0], p[1][1]);
+    if constexpr (S::kFp8) {
+      // V's codes straight from the ring by ldmatrix.trans: matrix m is keys 8 (m % 2) .. + 7 of
+      // dims 32 vp + 16 (m / 2) .. + 15, and a lane's element holds keys 2 quad and 2 quad + 1 of
+      // the dims 2 g and 2 g + 1 of its 16 (g = lane / 4): bytes 0 and 2 are the even dim's pair,
+      // 1 and 3 the odd one's. So o[2 c + e] holds dims 16 c + 4 quad + e (+ 2), c a 16-dim chunk.
 #pragma unroll
-    for (int j = 0; j < D / 16; ++j) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, v_tile + tile_offset<D>(v_row, 2 * j + v_chunk));
-      mma_rows0to7<S::kFp8>(o[2 * j], pa0, pa2, b[0], b[1]);
-      mma_rows0to7<S::kFp8>(o[2 * j + 1], pa0, pa2, b[2], b[3]);
+      for (int vp = 0; vp < D / 32; ++vp) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, v_tile + loaded_offset<D, CacheT>((mat % 2) * 8 + lane % 8, 2 * vp + mat / 2));
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          float(&even)[4] = o[2 * (2 * vp + c)];
+          float(&odd)[4] = o[2 * (2 * vp + c) + 1];
+          mma_rows0to7<true>(even, pa0, pa2, codes_to_f16x2<0, 2>(b[2 * c]), codes_to_f16x2<0, 2>(b[2 * c + 1]));
+          mma_rows0to7<true>(odd, pa0, pa2, codes_to_f16x2<1, 3>(b[2 * c]), codes_to_f16x2<1, 3>(b[2 * c + 1]));
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < D / 16; ++j) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, v_tile + tile_offset<D>(v_row, 2 * j + v_chunk));
+        mma_rows0to7<false>(o[2 * j], pa0, pa2, b[0], b[1]);
+        mma_rows0to7<false>(o[2 * j + 1], pa0, pa2, b[2], b[3]);
+      }
     }
     __syncwarp();  // all lanes are done reading slot i % kStages before it is refilled
     load_rows(i + kStages, key_begin, key_end, true, next_entry);
@@ -380,7 +414,12 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   float* w_o = reinterpret_cast<float*>(warp_smem);  // [kRows][D], then m [kRows], l [kRows]
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
-    *reinterpret_cast<float2*>(&w_o[row * D + n * 8 + quad * 2]) = make_float2(o[n][0], o[n][1]);
+    if constexpr (S::kFp8) {  // o[n]: dims 16 (n / 2) + 4 quad + n % 2, and + 2
+      w_o[row * D + (n / 2) * 16 + quad * 4 + n % 2] = o[n][0];
+      w_o[row * D + (n / 2) * 16 + quad * 4 + n % 2 + 2] = o[n][1];
+    } else {
+      *reinterpret_cast<float2*>(&w_o[row * D + n * 8 + quad * 2]) = make_float2(o[n][0], o[n][1]);
+    }
   }
   if (quad == 0) {
     w_o[kRows * D + row] = m_run;

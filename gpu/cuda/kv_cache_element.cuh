@@ -53,16 +53,6 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint16_t codes) {
   return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
 }
 
-// Eight codes (8 bytes) as eight f16 (16 bytes), in order.
-__device__ __forceinline__ uint4 e4m3x8_to_f16x8(uint2 codes) {
-  uint4 out;
-  out.x = e4m3x2_to_f16x2(static_cast<uint16_t>(codes.x & 0xffffu));
-  out.y = e4m3x2_to_f16x2(static_cast<uint16_t>(codes.x >> 16));
-  out.z = e4m3x2_to_f16x2(static_cast<uint16_t>(codes.y & 0xffffu));
-  out.w = e4m3x2_to_f16x2(static_cast<uint16_t>(codes.y >> 16));
-  return out;
-}
-
 // Eight consecutive elements of a cache row as bf16 (16 bytes): a bf16 row is read as is, an fp8
 // row's 8 bytes converted.
 template <typename CacheT>
