@@ -2,7 +2,7 @@
 // attention_decode_mma_d64.cu / _d128.cu, one instantiation each).
 //
 // Block (token, kv head, group of <= 8 query heads, split); its 4 warps take turns on tiles of 16
-// keys of the split. Each warp streams its tiles through a private ring of 2 shared-memory buffers
+// keys of the split (32 with an fp8 cache). Each warp streams its tiles through a private ring of 2 shared-memory buffers
 // with cp.async: the next tile (8 KB of K and V at D = 128) loads while the warp computes on the
 // current one. 64 KB per block at D = 128 lets 3 blocks share an SM, 96 KB of loads in flight per
 // SM, about 3x what hides HBM latency (the bandwidth times the loaded latency, spread over the
@@ -20,8 +20,7 @@
 // by (row % 8), so the 8 rows an ldmatrix reads fall in 8 different bank groups.
 //
 // An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([16 keys]
-// [D] bytes, 16-byte chunks swizzled likewise), half the bytes of a bf16 stage, so the ring is 4
-// deep in the same shared memory. The MMAs read the codes from it by ldmatrix (K) and
+// [D] bytes, 16-byte chunks swizzled likewise): a tile of 32 keys takes a bf16 tile's bytes. The MMAs read the codes from it by ldmatrix (K) and
 // ldmatrix.trans (V), two codes per 16-bit element, and convert them in registers to f16 (exact,
 // one instruction per two codes); they run in f16, with Q in f16 carrying the score scale (and
 // k_scale) and its dims in the order the K codes arrive, P in f16, and O's dims in the order the
@@ -46,7 +45,6 @@ namespace zinfer::gpu::cuda {
 namespace decode_mma {
 
 constexpr int kWarps = 4;
-constexpr int kTileKeys = 16;  // keys per warp tile: n of two score MMAs, k of the P·V MMAs
 constexpr int kRows = 8;       // query heads per block: MMA rows 0..7 (rows 8..15 are zero)
 static_assert(kRows <= kMaxMergeRows, "the split merge holds a block's heads in shared memory");
 constexpr float kLog2e = 1.4426950408889634f;
@@ -54,12 +52,16 @@ constexpr float kLog2e = 1.4426950408889634f;
 template <int D, typename CacheT>
 struct Shape {
   static constexpr bool kFp8 = sizeof(CacheT) == 1;
+  // Keys per warp tile: the n of 2 (4) score MMAs, the k of 1 (2) P·V MMAs. An fp8 tile holds 32
+  // keys in a bf16 tile's bytes, so a tile's fixed costs (the softmax's shuffles and exponent
+  // of the rescale, the waits) are paid once per 32 keys.
+  static constexpr int kTileKeys = kFp8 ? 32 : 16;
   static constexpr int kChunks = D / 8;                  // 8-element chunks per key row (16 bytes of bf16)
   static constexpr int kRowBytes = D * 2;                // a bf16 tile's row
   static constexpr int kTileBytes = kTileKeys * kRowBytes;  // one bf16 K or V tile
-  // Ring depth per warp: a bf16 ring of 2 tiles (one loading while one is computed) fills an SM's
-  // shared memory at 3 blocks; an fp8 ring of 4 holds the same bytes, so 3 tiles are in flight.
-  static constexpr int kStages = kFp8 ? 4 : 2;
+  // Ring depth per warp: 2 tiles (one loading while one is computed) fill an SM's shared memory
+  // at 3 blocks.
+  static constexpr int kStages = 2;
   static constexpr int kLoadedTileBytes = kTileKeys * D * static_cast<int>(sizeof(CacheT));
   static constexpr int kStageBytes = 2 * kLoadedTileBytes;  // K tile then V tile, as loaded
   static constexpr int kWarpBytes = kStages * kStageBytes;
@@ -141,7 +143,8 @@ __device__ __forceinline__ uint32_t codes_to_f16x2(uint32_t x) {
 template <int D, typename CacheT>
 __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, DecodeWork work, int head_groups) {
   using S = Shape<D, CacheT>;
-  constexpr int kStages = S::kStages;
+  constexpr int kStages = S::kStages, kTileKeys = S::kTileKeys;
+  constexpr int kNT = kTileKeys / 8, kKT = kTileKeys / 16;  // score n-tiles, P·V k-steps
   extern __shared__ __align__(128) unsigned char smem[];
   // Launched programmatically (see programmatic_launch.cuh): the o projection's GEMV may start on
   // idle SMs. Until the wait below the block reads only what the rotary kernel (and the qkv
@@ -166,7 +169,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   const int num_keys = ctx - first_key;
   const int* bt = kv.block_tables + kv.seq_block_offset[kv.token_seq[t]];
   const int split = blockIdx.z, num_splits = gridDim.z;
-  // Short key ranges use fewer splits (at least 64 keys each); a split covers whole 16-key tiles
+  // Short key ranges use fewer splits (at least 64 keys each); a split covers whole tiles
   // but its last. The blocks of the splits past those have nothing to do.
   const int used_splits = used_splits_of(num_keys, num_splits);
   if (split >= used_splits) {
@@ -308,19 +311,22 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
 
     // Scores: head `row`, keys 8 n + 2 quad + {0, 1}, summed over even and odd k16 steps apart
     // (sh[step % 2][n]) so that four MMA chains, not two, hide each other's latency.
-    float sh[2][2][4] = {};
+    float sh[2][kNT][4] = {};
     if constexpr (S::kFp8) {
       // K's codes straight from the ring: matrix m of an ldmatrix.x4 is keys 8 (m % 2) .. + 7 of
       // dims 32 kp + 16 (m / 2) .. + 15, a lane's 16-bit element two codes; the lane's four codes
       // of a row are its k16 inputs 2 quad, 2 quad + 1, 2 quad + 8, 2 quad + 9 (Q's order above).
 #pragma unroll
       for (int kp = 0; kp < D / 32; ++kp) {
-        uint32_t b[4];
-        ldmatrix_x4(b, k_tile + loaded_offset<D, CacheT>((mat % 2) * 8 + lane % 8, 2 * kp + mat / 2));
 #pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const uint32_t lo = codes_to_f16x2<0, 1>(b[m]), hi = codes_to_f16x2<2, 3>(b[m]);
-          mma_rows0to7<true>(sh[m / 2][m % 2], qa[2 * kp + m / 2][0], qa[2 * kp + m / 2][1], lo, hi);
+        for (int kh = 0; kh < kKT; ++kh) {  // keys 16 kh .. + 15
+          uint32_t b[4];
+          ldmatrix_x4(b, k_tile + loaded_offset<D, CacheT>(16 * kh + (mat % 2) * 8 + lane % 8, 2 * kp + mat / 2));
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const uint32_t lo = codes_to_f16x2<0, 1>(b[m]), hi = codes_to_f16x2<2, 3>(b[m]);
+            mma_rows0to7<true>(sh[m / 2][2 * kh + m % 2], qa[2 * kp + m / 2][0], qa[2 * kp + m / 2][1], lo, hi);
+          }
         }
       }
     } else {
@@ -334,21 +340,21 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     }
 
     const int tile_key = key_begin + (warp + i * kWarps) * kTileKeys;
-    float s[2][2];
+    float s[kNT][2];
 #pragma unroll
-    for (int n = 0; n < 2; ++n)
+    for (int n = 0; n < kNT; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) s[n][e] = (sh[0][n][e] + sh[1][n][e]) * score_scale;
     if (tile_key + kTileKeys > key_end) {  // the split's last tile: keys past its end count nothing
 #pragma unroll
-      for (int n = 0; n < 2; ++n)
+      for (int n = 0; n < kNT; ++n)
 #pragma unroll
         for (int e = 0; e < 2; ++e)
           if (tile_key + n * 8 + quad * 2 + e >= key_end) s[n][e] = -INFINITY;
     }
     float mx = m_run;
 #pragma unroll
-    for (int n = 0; n < 2; ++n) mx = fmaxf(mx, fmaxf(s[n][0], s[n][1]));
+    for (int n = 0; n < kNT; ++n) mx = fmaxf(mx, fmaxf(s[n][0], s[n][1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     // The tile's first key is valid, so mx is finite; the first tile's correction is exp2(-inf) = 0.
@@ -364,18 +370,23 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
         o[n][1] *= corr;
       }
     }
-    float p[2][2];
+    float p[kNT][2];
 #pragma unroll
-    for (int n = 0; n < 2; ++n) {
+    for (int n = 0; n < kNT; ++n) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         p[n][e] = fast_exp2(s[n][e] - mx);
         l_run += p[n][e];
       }
     }
-    // The score C fragment is the P·V A fragment: a0 = keys 2 quad + {0, 1}, a2 = keys 8 + ...
-    const uint32_t pa0 = pack_pair<S::kFp8>(p[0][0], p[0][1]);
-    const uint32_t pa2 = pack_pair<S::kFp8>(p[1][0], p[1][1]);
+    // The score C fragments are the P·V A fragments: for keys 16 kk .. + 15, a0 = keys 2 quad +
+    // {0, 1} (n-tile 2 kk), a2 = keys 8 + ... (n-tile 2 kk + 1).
+    uint32_t pa[kKT][2];
+#pragma unroll
+    for (int kk = 0; kk < kKT; ++kk) {
+      pa[kk][0] = pack_pair<S::kFp8>(p[2 * kk][0], p[2 * kk][1]);
+      pa[kk][1] = pack_pair<S::kFp8>(p[2 * kk + 1][0], p[2 * kk + 1][1]);
+    }
     if constexpr (S::kFp8) {
       // V's codes straight from the ring by ldmatrix.trans: matrix m is keys 8 (m % 2) .. + 7 of
       // dims 32 vp + 16 (m / 2) .. + 15, and a lane's element holds keys 2 quad and 2 quad + 1 of
@@ -383,14 +394,19 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       // 1 and 3 the odd one's. So o[2 c + e] holds dims 16 c + 4 quad + e (+ 2), c a 16-dim chunk.
 #pragma unroll
       for (int vp = 0; vp < D / 32; ++vp) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, v_tile + loaded_offset<D, CacheT>((mat % 2) * 8 + lane % 8, 2 * vp + mat / 2));
 #pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          float(&even)[4] = o[2 * (2 * vp + c)];
-          float(&odd)[4] = o[2 * (2 * vp + c) + 1];
-          mma_rows0to7<true>(even, pa0, pa2, codes_to_f16x2<0, 2>(b[2 * c]), codes_to_f16x2<0, 2>(b[2 * c + 1]));
-          mma_rows0to7<true>(odd, pa0, pa2, codes_to_f16x2<1, 3>(b[2 * c]), codes_to_f16x2<1, 3>(b[2 * c + 1]));
+        for (int kk = 0; kk < kKT; ++kk) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, v_tile + loaded_offset<D, CacheT>(16 * kk + (mat % 2) * 8 + lane % 8, 2 * vp + mat / 2));
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            float(&even)[4] = o[2 * (2 * vp + c)];
+            float(&odd)[4] = o[2 * (2 * vp + c) + 1];
+            mma_rows0to7<true>(even, pa[kk][0], pa[kk][1], codes_to_f16x2<0, 2>(b[2 * c]),
+                               codes_to_f16x2<0, 2>(b[2 * c + 1]));
+            mma_rows0to7<true>(odd, pa[kk][0], pa[kk][1], codes_to_f16x2<1, 3>(b[2 * c]),
+                               codes_to_f16x2<1, 3>(b[2 * c + 1]));
+          }
         }
       }
     } else {
@@ -398,8 +414,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       for (int j = 0; j < D / 16; ++j) {
         uint32_t b[4];
         ldmatrix_x4_trans(b, v_tile + tile_offset<D>(v_row, 2 * j + v_chunk));
-        mma_rows0to7<false>(o[2 * j], pa0, pa2, b[0], b[1]);
-        mma_rows0to7<false>(o[2 * j + 1], pa0, pa2, b[2], b[3]);
+        mma_rows0to7<false>(o[2 * j], pa[0][0], pa[0][1], b[0], b[1]);
+        mma_rows0to7<false>(o[2 * j + 1], pa[0][0], pa[0][1], b[2], b[3]);
       }
     }
     __syncwarp();  // all lanes are done reading slot i % kStages before it is refilled
