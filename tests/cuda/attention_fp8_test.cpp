@@ -72,14 +72,15 @@ TEST(CudaFp8Attention, RoundingToE4m3ChangesTheReference) {
 }
 
 // Every decode kernel: 128 and 64 run on tensor cores, the others (16, 24 padded, 40 padded, 256)
-// split-K on CUDA cores; splits 1, 3 and 32; block sizes 16 and 8; windows.
+// split-K on CUDA cores; splits 1, 3 and 32; block sizes 16, 8 and 12 (not a power of two);
+// windows (48 keys: not a whole number of the tensor-core kernel's 32-key tiles).
 TEST(CudaFp8Attention, DecodeMatchesFloat64) {
   ZINFER_REQUIRE_CUDA();
   struct Shape {
     int Hq, Hkv, D, bs, window;
   };
   for (const Shape& s : {Shape{8, 2, 128, 16, 0}, Shape{12, 1, 64, 16, 0}, Shape{7, 1, 128, 8, 0},
-                         Shape{32, 2, 128, 32, 0}, Shape{4, 4, 16, 16, 0}, Shape{4, 2, 24, 16, 0},
+                         Shape{32, 2, 128, 32, 0}, Shape{8, 2, 128, 12, 0}, Shape{12, 1, 64, 12, 0}, Shape{4, 4, 16, 16, 0}, Shape{4, 2, 24, 16, 0},
                          Shape{6, 3, 40, 16, 0}, Shape{2, 1, 256, 16, 0}, Shape{8, 2, 128, 16, 48},
                          Shape{4, 1, 16, 16, 17}}) {
     const Fp8Problem f = quantized(make_problem(s.Hq, s.Hkv, s.D, kBatch, 29 + s.D + s.Hq + s.bs, s.window, s.bs));

@@ -149,13 +149,14 @@ TEST(CudaDecodeAttention, MatchesFloat64WithSlidingWindowAndSplits) {
   }
 }
 
-// Block sizes 8..64, GQA groups of 1 (MHA), 7 (a block with 7 of its 8 MMA rows real) and 16 (two
-// blocks of 8 heads per kv head), a context of 1,031 keys (each warp's cp.async ring wraps many
-// times) and the 32 splits the backend asks for at batch 1.
+// Block sizes 8..64 and 12 (not a power of two: the page arithmetic's division path), GQA groups
+// of 1 (MHA), 7 (a block with 7 of its 8 MMA rows real) and 16 (two blocks of 8 heads per kv head),
+// a context of 1,031 keys (each warp's cp.async ring wraps many times) and the 32 splits the
+// backend asks for at batch 1.
 TEST(CudaDecodeAttention, MatchesFloat64AcrossBlockSizesAndGroups) {
   ZINFER_REQUIRE_CUDA();
   const std::vector<SeqSpec> seqs = {{1030, 1}, {53, 1}, {96, 1}, {0, 17}};
-  for (int bs : {8, 32, 64}) {
+  for (int bs : {8, 12, 32, 64}) {
     for (const auto& [Hq, Hkv, D] : {std::tuple{3, 3, 64}, std::tuple{7, 1, 128}, std::tuple{32, 2, 128}}) {
       const Problem p = make_problem(Hq, Hkv, D, seqs, 61 + bs + D + Hq, 0, bs);
       DeviceProblem dp(p);
