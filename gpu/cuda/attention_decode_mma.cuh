@@ -2,8 +2,8 @@
 // attention_decode_mma_d64.cu / _d128.cu, one instantiation each).
 //
 // Block (token, kv head, group of <= 8 query heads, split); its 4 warps take turns on tiles of 16
-// keys of the split (32 with an fp8 cache). Each warp streams its tiles through a private ring of 2 shared-memory buffers
-// with cp.async: the next tile (8 KB of K and V at D = 128) loads while the warp computes on the
+// keys of the split (32 with an fp8 cache). Each warp streams its tiles through a private ring of
+// 2 shared-memory buffers with cp.async: the next tile (8 KB of K and V at D = 128) loads while the warp computes on the
 // current one. 64 KB per block at D = 128 lets 3 blocks share an SM, 96 KB of loads in flight per
 // SM, about 3x what hides HBM latency (the bandwidth times the loaded latency, spread over the
 // SMs). A 3-deep ring would leave room for only 2 blocks per SM; it helps only a grid of under
@@ -19,9 +19,9 @@
 // Shared-memory tile: [16 keys][D] bf16, rows of D * 2 bytes whose 16-byte chunks are XOR-swizzled
 // by (row % 8), so the 8 rows an ldmatrix reads fall in 8 different bank groups.
 //
-// An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([16 keys]
-// [D] bytes, 16-byte chunks swizzled likewise): a tile of 32 keys takes a bf16 tile's bytes. The MMAs read the codes from it by ldmatrix (K) and
-// ldmatrix.trans (V), two codes per 16-bit element, and convert them in registers to f16 (exact,
+// An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([32 keys]
+// [D] bytes, 16-byte chunks swizzled likewise: a bf16 tile's bytes). The MMAs read the codes from
+// it by ldmatrix (K) and ldmatrix.trans (V), two codes per 16-bit element, and convert them in registers to f16 (exact,
 // one instruction per two codes); they run in f16, with Q in f16 carrying the score scale (and
 // k_scale) and its dims in the order the K codes arrive, P in f16, and O's dims in the order the
 // V codes arrive (put back when O is written). v_scale multiplies the output.
@@ -57,8 +57,6 @@ struct Shape {
   // of the rescale, the waits) are paid once per 32 keys.
   static constexpr int kTileKeys = kFp8 ? 32 : 16;
   static constexpr int kChunks = D / 8;                  // 8-element chunks per key row (16 bytes of bf16)
-  static constexpr int kRowBytes = D * 2;                // a bf16 tile's row
-  static constexpr int kTileBytes = kTileKeys * kRowBytes;  // one bf16 K or V tile
   // Ring depth per warp: 2 tiles (one loading while one is computed) fill an SM's shared memory
   // at 3 blocks.
   static constexpr int kStages = 2;
@@ -194,12 +192,12 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
   // 0 · NaN would be NaN); other rows are left to another call. The caller closes the cp.async
   // group.
   //
-  // Lane l resolves key l % 16 of the tile; each copy of a 16-byte row chunk takes its key's
-  // slot from that lane by one shuffle, so that each copy instruction of the warp reads whole
-  // rows (2 of a bf16 row at D = 128), which HBM serves better than a sector from each of 16
-  // rows. Row-chunk arithmetic is 32-bit with one widening multiply per copy (slots are 32-bit,
-  // as the step's slot mapping stores them). `entry` is the lane's block-table entry (entry_of), read by the
-  // caller a tile ahead so that its latency does not hold up the copies.
+  // Lane l resolves key l % kTileKeys of the tile; each copy of a 16-byte row chunk takes its
+  // key's slot from that lane by one shuffle, so that each copy instruction of the warp reads
+  // whole rows (2 of a bf16 row at D = 128), which HBM serves better than a sector from each of
+  // 16 rows. Row-chunk arithmetic is 32-bit with one widening multiply per copy (slots are
+  // 32-bit, as the step's slot mapping stores them). `entry` is the lane's block-table entry
+  // (entry_of), read by the caller a tile ahead so that its latency does not hold up the copies.
   constexpr int kRowChunks = D * static_cast<int>(sizeof(CacheT)) / 16;  // 16-byte chunks of a row
   constexpr int kLaneCopies = kTileKeys * kRowChunks / 32;                // per tile, K and V each
   static_assert(32 % kRowChunks == 0, "a lane copies the same chunk of every row it copies");
@@ -313,8 +311,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
     // (sh[step % 2][n]) so that four MMA chains, not two, hide each other's latency.
     float sh[2][kNT][4] = {};
     if constexpr (S::kFp8) {
-      // K's codes straight from the ring: matrix m of an ldmatrix.x4 is keys 8 (m % 2) .. + 7 of
-      // dims 32 kp + 16 (m / 2) .. + 15, a lane's 16-bit element two codes; the lane's four codes
+      // K's codes straight from the ring: matrix m of an ldmatrix.x4 is keys 16 kh + 8 (m % 2) ..
+      // + 7 of dims 32 kp + 16 (m / 2) .. + 15, a lane's 16-bit element two codes; the lane's four codes
       // of a row are its k16 inputs 2 quad, 2 quad + 1, 2 quad + 8, 2 quad + 9 (Q's order above).
 #pragma unroll
       for (int kp = 0; kp < D / 32; ++kp) {
@@ -388,8 +386,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) decode_mma_kernel(PagedKv kv, 
       pa[kk][1] = pack_pair<S::kFp8>(p[2 * kk + 1][0], p[2 * kk + 1][1]);
     }
     if constexpr (S::kFp8) {
-      // V's codes straight from the ring by ldmatrix.trans: matrix m is keys 8 (m % 2) .. + 7 of
-      // dims 32 vp + 16 (m / 2) .. + 15, and a lane's element holds keys 2 quad and 2 quad + 1 of
+      // V's codes straight from the ring by ldmatrix.trans: matrix m is keys 16 kk + 8 (m % 2) ..
+      // + 7 of dims 32 vp + 16 (m / 2) .. + 15, and a lane's element holds keys 2 quad and 2 quad + 1 of
       // the dims 2 g and 2 g + 1 of its 16 (g = lane / 4): bytes 0 and 2 are the even dim's pair,
       // 1 and 3 the odd one's. So o[2 c + e] holds dims 16 c + 4 quad + e (+ 2), c a 16-dim chunk.
 #pragma unroll
