@@ -3,10 +3,13 @@
 // accumulation. Three ways, chosen by the caller per row count (CudaBackend::Ops::w4_linear):
 //   launch_w4_gemm        tensor cores straight from the int4 words (m ≤ 64): each warp owns 16
 //                         outputs and a range of inputs; the weights go through registers only,
-//                         so a step of a few rows reads a quarter of bf16's bytes. Split over
-//                         inputs where the outputs alone would not fill the GPU, the splits'
-//                         float32 partial sums are added by the block that finishes last, in split
-//                         order: the result does not depend on timing.
+//                         so a step of a few rows reads a quarter of bf16's bytes. Up to 8 rows
+//                         the decode kernel (w4/w4_decode_kernel.cuh: x and the scales staged
+//                         once per block, the zero point taken out after the mma), from 9 rows
+//                         the chunked kernel (w4/w4_gemm_kernel.cuh: x double-buffered by
+//                         chunks). Split over inputs where the outputs alone would not fill the
+//                         GPU, the splits' float32 partial sums are added by the block that
+//                         finishes last, in split order: the result does not depend on timing.
 //   launch_w4_gemm_wide   warpgroup MMA (sm_90a) fed by int4 dequantized in registers, for steps
 //                         of more rows (any m), where the row count and shape make it faster
 //                         than the other ways (w4_path_plan.h times them all at start-up).
@@ -40,7 +43,7 @@ struct W4GemmArgs {
   __nv_bfloat16* y = nullptr;        // kBf16: [m, n]
   float* residual = nullptr;         // kAddToResidual: [m, n] float32, y added to it
   int32_t m = 0;
-  int32_t splits = 0;                // input ranges; 0: w4_gemm_splits
+  int32_t splits = 0;                // input ranges; 0: w4_gemm_splits (see w4_gemm_launch_splits)
   float* partials = nullptr;         // splits > 1: w4_gemm_workspace_floats
   uint32_t* counters = nullptr;      // splits > 1: w4_gemm_counters, zero, left zero
   int32_t wide_tokens = 0;           // launch_w4_gemm_wide's rows of x per block, 128 or 256; 0: w4_gemm_wide_tokens
@@ -59,6 +62,10 @@ inline bool w4_args_complete(const W4GemmArgs& a) {
 
 // The split over inputs launch_w4_gemm uses for (m, n, k) when args.splits is 0.
 int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k);
+// The splits a launch with args.splits = requested runs: requested (or w4_gemm_splits for 0),
+// raised where the decode kernel (m ≤ 16) stages a split's x and scales in shared memory and one
+// split's inputs would not fit it. Size the workspace by this.
+int32_t w4_gemm_launch_splits(int32_t m, int32_t n, int32_t k, int32_t requested);
 // Workspace a launch of (m, n, splits) needs: float32 partial sums, and counters (zeroed once).
 size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits);
 size_t w4_gemm_counters(int32_t n);

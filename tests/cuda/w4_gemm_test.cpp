@@ -116,7 +116,7 @@ std::vector<float> launch_and_read(W4GemmArgs a, W4Output output, const std::vec
 std::vector<float> run(const DeviceLayer& layer, const DeviceArray<__nv_bfloat16>& x, int m, int splits,
                        W4Output output, const std::vector<float>& residual_in) {
   const int32_t n = layer.w.n, k = layer.w.k;
-  const int32_t used = splits > 0 ? splits : w4_gemm_splits(m, n, k);
+  const int32_t used = w4_gemm_launch_splits(m, n, k, splits);
   DeviceArray<float> partials(std::max<size_t>(1, w4_gemm_workspace_floats(m, n, std::max(used, 2)) * 2));
   DeviceArray<uint32_t> counters(w4_gemm_counters(n));
   check_cuda(cudaMemset(counters.get(), 0, counters.size() * 4), "test memset");

@@ -6,9 +6,11 @@
 // (M ≤ 64), the warpgroup kernel of many rows (any M, dequantizing in registers; its 128- and
 // 256-row tiles of x), and dequantization to bf16 followed by cuBLASLt (any M).
 // Lines: "W4 <shape> m=<M> bf16_us <t> w4_us <t> wide_us <t> wide256_us <t> dequant_gemm_us <t>
-// speedup <bf16 / best>".
+// speedup <bf16 / best>". ZINFER_BENCH_SHAPES (e.g. "qkv,down") and ZINFER_BENCH_ROWS (e.g.
+// "1,16") run some of the shapes and row counts only.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,13 +28,28 @@ void bench_w4(const Ceilings& c) {
     int n, k;
   };
   const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
-  const std::vector<int> rows = {1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  std::vector<int> rows = {1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  if (const char* only_rows = std::getenv("ZINFER_BENCH_ROWS")) {
+    rows.clear();
+    for (const char* c = only_rows; *c != '\0';) {
+      char* end = nullptr;
+      const long v = std::strtol(c, &end, 10);
+      if (end == c) break;
+      if (v >= 1 && v <= 65536) rows.push_back(static_cast<int>(v));
+      c = *end == ',' ? end + 1 : end;
+    }
+    if (rows.empty()) rows = {1};
+  }
+  const char* only_shapes = std::getenv("ZINFER_BENCH_SHAPES");
   const int group = 128;
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Gemm gemm;
   std::mt19937 rng(3);
   for (const Shape& s : shapes) {
+    if (only_shapes != nullptr &&
+        ("," + std::string(only_shapes) + ",").find("," + std::string(s.name) + ",") == std::string::npos)
+      continue;
     const size_t elems = static_cast<size_t>(s.n) * s.k;
     const size_t w4_bytes = elems / 2, groups = s.k / group;
     const int bf16_copies = std::max<int>(2, static_cast<int>((size_t{256} << 20) / (elems * 2) + 1));
@@ -41,7 +58,7 @@ void bench_w4(const Ceilings& c) {
     DeviceBuffer words(w4_bytes * w4_copies, "w4 bench int4 weights");
     DeviceBuffer scales(groups * s.n * 4, "w4 bench scales"), zeros(groups * s.n * 4, "w4 bench zeros");
     DeviceBuffer dense(elems * 2, "w4 bench dequantized");
-    const int max_m = rows.back();
+    const int max_m = *std::max_element(rows.begin(), rows.end());
     DeviceBuffer x(size_t(max_m) * s.k * 2, "w4 bench x"), y(size_t(max_m) * s.n * 2, "w4 bench y");
     check_cuda(launch_fill_random_bf16(w16.as<__nv_bfloat16>(), static_cast<int64_t>(elems) * bf16_copies, 1, 0.f,
                                        0.02f, stream),

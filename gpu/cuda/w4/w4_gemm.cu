@@ -1,4 +1,6 @@
-// Dispatch of the W4A16 kernel (w4_gemm.h) and the dequantization for steps of many rows.
+// Dispatch of the W4A16 kernels of few rows (w4_gemm.h: the decode kernel up to 8 rows, the
+// chunked one for 9-64) and the dequantization for steps of many rows.
+#include "gpu/cuda/w4/w4_decode_launch.cuh"
 #include "gpu/cuda/w4/w4_launch.cuh"
 
 #include <algorithm>
@@ -6,12 +8,14 @@
 namespace zinfer::gpu::cuda {
 namespace {
 
-// The instantiation for m rows (256-input chunks: 512-input ones were no faster at 1-16 rows on
-// an H200, docs/benchmarks/quantization.md).
+// The decode kernel's rows: from 9 rows on, staging x for a whole split costs it more than the
+// chunked kernel's double buffer (docs/benchmarks/quantization.md).
+constexpr int32_t kDecodeRows = 8;
+
+// The chunked kernel's instantiation for 9-64 rows (256-input chunks).
 w4_detail::Instance instance(int32_t m) {
   using namespace w4_detail;
   switch (mma_fragments(m)) {
-    case 1: return instance_mf1_c256();
     case 2: return instance_mf2_c256();
     case 4: return instance_mf4_c256();
     default: return instance_mf8_c256();
@@ -56,12 +60,23 @@ __global__ void w4_permute_kernel(const __nv_bfloat16* x, const int32_t* perm, _
 }  // namespace
 
 int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k) {
+  if (m <= kDecodeRows) return w4_decode::splits(m, n, k, multiprocessor_count(), mma_fragments(m));
   return one_wave_splits(static_cast<int32_t>(w4_gemm_counters(n)), k / 64, instance(m).resident());
+}
+
+int32_t w4_gemm_launch_splits(int32_t m, int32_t n, int32_t k, int32_t requested) {
+  const int32_t steps = k / 64;
+  const int32_t splits = requested > 0 ? std::min(requested, steps) : w4_gemm_splits(m, n, k);
+  int32_t per = (steps + splits - 1) / splits;
+  if (m <= kDecodeRows) per = std::min(per, w4_decode::max_steps(m, mma_fragments(m)));
+  return (steps + per - 1) / per;
 }
 
 size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits) { return split_partial_floats(m, n, splits); }
 
-size_t w4_gemm_counters(int32_t n) { return static_cast<size_t>(output_blocks(n, w4_detail::kWarps)); }
+size_t w4_gemm_counters(int32_t n) {  // the more of the two kernels' output blocks
+  return static_cast<size_t>(std::max(output_blocks(n, w4_detail::kWarps), output_blocks(n, w4_decode::kWarps)));
+}
 
 cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   const W4Weight& w = a.w;
@@ -74,14 +89,23 @@ cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   p.residual = a.residual;
   p.m = a.m;
   const int32_t steps = w.k / 64;
-  int32_t splits = a.splits > 0 ? std::min(a.splits, steps) : w4_gemm_splits(a.m, w.n, w.k);
-  p.steps_per_split = (steps + splits - 1) / splits;
-  splits = (steps + p.steps_per_split - 1) / p.steps_per_split;
-  p.splits = splits;
+  int32_t splits = w4_gemm_launch_splits(a.m, w.n, w.k, a.splits);
+  int32_t per = (steps + splits - 1) / splits;
+  if (a.m <= kDecodeRows && per % w4_decode::unit_steps(w) != 0) {  // units of two steps: fewer splits
+    per += 1;
+    splits = (steps + per - 1) / per;
+  }
   if (splits > 1 && (a.partials == nullptr || a.counters == nullptr)) return cudaErrorInvalidValue;
+  if (a.m <= kDecodeRows) {
+    const w4_decode::Params d{w, a.x, a.output, a.y, a.residual, a.m, splits, per, a.partials, a.counters};
+    const dim3 grid(static_cast<unsigned>(output_blocks(w.n, w4_decode::kWarps)), static_cast<unsigned>(splits));
+    return w4_decode::launch_mf1(d, grid, stream);
+  }
+  p.steps_per_split = per;
+  p.splits = splits;
   p.partials = a.partials;
   p.counters = a.counters;
-  const dim3 grid(static_cast<unsigned>(w4_gemm_counters(w.n)), static_cast<unsigned>(splits));
+  const dim3 grid(static_cast<unsigned>(output_blocks(w.n, w4_detail::kWarps)), static_cast<unsigned>(splits));
   return instance(a.m).launch(p, grid, stream);
 }
 

@@ -1,5 +1,7 @@
-// The W4A16 tensor-core kernel of w4_gemm.h; instantiated per MF (8-row fragments of x) and CHUNK
-// (inputs per staged chunk) in its own .cu files. Layouts are those of gpu/quant/int4_tiles.h.
+// The W4A16 tensor-core kernel of w4_gemm.h for 9-64 rows (the chunked kernel; up to 8 rows the
+// decode kernel of w4_decode_kernel.cuh runs); instantiated per MF (8-row fragments of x) and
+// CHUNK (inputs per staged chunk) in its own .cu files. Layouts are those of
+// gpu/quant/int4_tiles.h.
 //
 // Work: a block of kWarps warps owns kWarps · 16 outputs and one split of the inputs; each warp
 // owns 16 outputs (one mma A tile per 16 inputs). The block walks its inputs in chunks:

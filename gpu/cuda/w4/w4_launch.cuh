@@ -45,7 +45,6 @@ struct Instance {
   cudaError_t (*launch)(const Params& p, dim3 grid, cudaStream_t stream);
   int (*resident)();
 };
-Instance instance_mf1_c256();
 Instance instance_mf2_c256();
 Instance instance_mf4_c256();
 Instance instance_mf8_c256();
