@@ -81,13 +81,6 @@ size_t w4_gemm_counters(int32_t n) {  // the more of the two kernels' output blo
 cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
   const W4Weight& w = a.w;
   if (a.m < 1 || a.m > kW4GemmMaxRows || !w4_args_complete(a)) return cudaErrorInvalidValue;
-  w4_detail::Params p{};
-  p.w = w;
-  p.x = a.x;
-  p.output = a.output;
-  p.y = a.y;
-  p.residual = a.residual;
-  p.m = a.m;
   const int32_t steps = w.k / 64;
   int32_t splits = w4_gemm_launch_splits(a.m, w.n, w.k, a.splits);
   int32_t per = (steps + splits - 1) / splits;
@@ -101,6 +94,13 @@ cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(output_blocks(w.n, w4_decode::kWarps)), static_cast<unsigned>(splits));
     return w4_decode::launch_mf1(d, grid, stream);
   }
+  w4_detail::Params p{};
+  p.w = w;
+  p.x = a.x;
+  p.output = a.output;
+  p.y = a.y;
+  p.residual = a.residual;
+  p.m = a.m;
   p.steps_per_split = per;
   p.splits = splits;
   p.partials = a.partials;
