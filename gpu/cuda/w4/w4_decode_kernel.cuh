@@ -14,8 +14,10 @@
 //     shared memory once, before the loop: no barrier in the loop. ldmatrix lanes of rows past m
 //     read an all-zero row.
 //   - Each lane keeps kDepth 16-byte loads of words in flight in registers (a warp 512 bytes a
-//     step), issued kDepth steps ahead; the first before the wait for the previous kernel. (A
-//     cp.async ring in shared memory, deeper at fewer registers, was slower at one row.)
+//     step), issued kDepth steps ahead; the first before the wait for the previous kernel. A
+//     slot is refilled at its step's start or, on long splits, after the step's products (kLate,
+//     w4_decode_launch.cuh). (A cp.async ring in shared memory, deeper at fewer registers, was
+//     slower at one row.)
 // A block is kWarps warps of 16 outputs each over one split of the inputs; the grid fills the
 // GPU with splits, and the splits' float32 partials are added in split order (skinny_mma.cuh).
 #pragma once
@@ -149,7 +151,8 @@ __device__ __forceinline__ void sum_x(const Params& p, const __nv_bfloat16* xs, 
     if (i % (MF * 8) >= p.m) sums[i] = 0.f;
 }
 
-template <int MF, int P, int kDepth>
+// kLate: a slot is refilled after the step's products instead of at its start (w4_decode_launch.cuh).
+template <int MF, int P, int kDepth, bool kLate>
 __global__ void __launch_bounds__(kThreads) w4_decode_kernel(Params p) {
   static_assert(kDepth % P == 0, "a unit's steps lie in one turn of the ring");
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -204,8 +207,7 @@ __global__ void __launch_bounds__(kThreads) w4_decode_kernel(Params p) {
         const int32_t s = s0 + d;
         if (s >= steps) break;  // steps is a multiple of P
         const uint32_t words[4] = {ring[d].x, ring[d].y, ring[d].z, ring[d].w};
-        if (s + kDepth < steps) ring[d] = load_streamed(next);
-        next += 32;
+        if (!kLate && s + kDepth < steps) ring[d] = load_streamed(next);
         if (d % P == 0) {
 #pragma unroll
           for (int j = 0; j < MF; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -224,6 +226,8 @@ __global__ void __launch_bounds__(kThreads) w4_decode_kernel(Params p) {
             for (int j = 0; j < MF; ++j) mma_bf16(acc[j], a, b[j][2 * h], b[j][2 * h + 1]);
           }
         }
+        if (kLate && s + kDepth < steps) ring[d] = load_streamed(next);
+        next += 32;
         if (d % P != P - 1) continue;
         const int32_t u = s / P;
         const float sr = scales[u * kOutputs + out], sr8 = scales[u * kOutputs + out + 8];

@@ -33,6 +33,13 @@ inline int32_t splits(int32_t m, int32_t n, int32_t k, int sms, int mf) {
 // Steps that share a scale: 2 where every group is a multiple of 128 inputs (then so is K).
 inline int unit_steps(const W4Weight& w) { return w.group_size % 128 == 0 ? 2 : 1; }
 
+// Whether a split of S steps refills a ring slot after the step's products (the kernel's kLate):
+// from four turns of the ring on. Refilling at the step's start keeps the next load earliest,
+// which a split of a few steps needs (its ring is most of it), but the words must then be copied
+// out of the slot first; on long splits the late refill without the copies is faster (gate_up at
+// 1-8 rows, docs/benchmarks/quantization.md).
+inline bool late_refill(int32_t S) { return S >= 4 * kDepth; }
+
 // p.steps_per_split must be a multiple of unit_steps(p.w).
 template <int MF>
 cudaError_t launch(const Params& p, dim3 grid, cudaStream_t stream) {
@@ -40,8 +47,11 @@ cudaError_t launch(const Params& p, dim3 grid, cudaStream_t stream) {
   const int bytes = smem_bytes(p.steps_per_split, P, p.m, MF);
   if (p.steps_per_split % P != 0 || bytes > kMaxSmem) return cudaErrorInvalidValue;
   ProgrammaticLaunch launch(grid, dim3(kThreads), bytes, stream, true);
-  return P == 2 ? cudaLaunchKernelEx(&launch.config, w4_decode_kernel<MF, 2, kDepth>, p)
-                : cudaLaunchKernelEx(&launch.config, w4_decode_kernel<MF, 1, kDepth>, p);
+  if (late_refill(p.steps_per_split))
+    return P == 2 ? cudaLaunchKernelEx(&launch.config, w4_decode_kernel<MF, 2, kDepth, true>, p)
+                  : cudaLaunchKernelEx(&launch.config, w4_decode_kernel<MF, 1, kDepth, true>, p);
+  return P == 2 ? cudaLaunchKernelEx(&launch.config, w4_decode_kernel<MF, 2, kDepth, false>, p)
+                : cudaLaunchKernelEx(&launch.config, w4_decode_kernel<MF, 1, kDepth, false>, p);
 }
 
 cudaError_t launch_mf1(const Params& p, dim3 grid, cudaStream_t stream);
