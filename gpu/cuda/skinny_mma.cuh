@@ -28,6 +28,28 @@ __device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], u
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Four 8 × 8 bf16 matrices from shared memory (lane i gives row i % 8 of matrix i / 8): the B
+// fragments of x the kernels stage there.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+// out(m, n, value) for each of a lane's MF · 4 C-fragment values whose row of x m is below rows:
+// fragment j holds rows of x 8j + 2t and 8j + 2t + 1 (t = lane % 4) of outputs n_r and n_r + 8
+// (n_r = ntile · 16 + lane / 4).
+template <int MF, typename Out>
+__device__ __forceinline__ void for_each_output(const float (&total)[MF][4], int32_t rows, int32_t n_r, int t, Out out) {
+#pragma unroll
+  for (int j = 0; j < MF; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int32_t m = j * 8 + 2 * t + (e & 1);
+      if (m < rows) out(m, n_r + (e >> 1) * 8, total[j][e]);
+    }
+}
+
 // 8-row x fragments of the instantiation that takes m rows (1, 2, 4 or 8: up to 64 rows).
 inline int32_t mma_fragments(int32_t m) { return m <= 8 ? 1 : m <= 16 ? 2 : m <= 32 ? 4 : 8; }
 

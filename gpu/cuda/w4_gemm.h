@@ -62,9 +62,10 @@ inline bool w4_args_complete(const W4GemmArgs& a) {
 
 // The split over inputs launch_w4_gemm uses for (m, n, k) when args.splits is 0.
 int32_t w4_gemm_splits(int32_t m, int32_t n, int32_t k);
-// The splits a launch with args.splits = requested runs: requested (or w4_gemm_splits for 0),
-// raised where the decode kernel (m ≤ 16) stages a split's x and scales in shared memory and one
-// split's inputs would not fit it. Size the workspace by this.
+// The most splits a launch with args.splits = requested runs: requested (or w4_gemm_splits for
+// 0), raised where the decode kernel (m ≤ 8) stages a split's x and scales in shared memory and
+// one split's inputs would not fit it (the launch may then run one split fewer, rounding a split
+// to whole units of two steps). Size the workspace by this.
 int32_t w4_gemm_launch_splits(int32_t m, int32_t n, int32_t k, int32_t requested);
 // Workspace a launch of (m, n, splits) needs: float32 partial sums, and counters (zeroed once).
 size_t w4_gemm_workspace_floats(int32_t m, int32_t n, int32_t splits);

@@ -168,19 +168,13 @@ __global__ void __launch_bounds__(kThreads) fp8_mma_kernel(Params p) {
 
   if (p.a.splits > 1 && !sum_splits<MF>(total, p.a.partials, p.a.counters, p.a.splits, ntiles, ntile, active)) return;
   if (!active) return;
-#pragma unroll
-  for (int j = 0; j < MF; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int32_t m = j * 8 + 2 * t + (e & 1);
-      const int32_t n = n_r + (e >> 1) * 8;
-      if (m >= p.a.m) continue;
-      // One group: its sum times s_x · s_w, in the CPU's order (fp8.h).
-      const float v = p.groups == 1 ? total[j][e] * (p.a.s_x[m] * p.a.s_w[n]) : total[j][e];
-      const size_t at = static_cast<size_t>(m) * N + n;
-      if (p.a.out.add_f32 != nullptr) p.a.out.add_f32[at] += v;
-      else p.a.out.bf16[at] = __float2bfloat16(v);
-    }
+  for_each_output<MF>(total, p.a.m, n_r, t, [&](int32_t m, int32_t n, float sum) {
+    // One group: its sum times s_x · s_w, in the CPU's order (fp8.h).
+    const float v = p.groups == 1 ? sum * (p.a.s_x[m] * p.a.s_w[n]) : sum;
+    const size_t at = static_cast<size_t>(m) * N + n;
+    if (p.a.out.add_f32 != nullptr) p.a.out.add_f32[at] += v;
+    else p.a.out.bf16[at] = __float2bfloat16(v);
+  });
 }
 
 }  // namespace zinfer::gpu::cuda::fp8_detail

@@ -66,12 +66,6 @@ struct Params {
   uint32_t* counters;
 };
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
-}
-
 // Register j of a tile's A fragment: bf16x2 128 + q of nibbles j and j + 4.
 __device__ __forceinline__ void w4_fragment_128(uint32_t w, uint32_t (&a)[4]) {
   a[0] = w4_lop3_mask_or(w);
@@ -249,17 +243,11 @@ __global__ void __launch_bounds__(kThreads) w4_decode_kernel(Params p) {
   if (p.splits > 1 && !sum_splits<MF>(total, p.partials, p.counters, p.splits, ntiles, ntile, active)) return;
   if (!active) return;
   const int32_t n_r = ntile * 16 + r;
-#pragma unroll
-  for (int j = 0; j < MF; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int32_t m = j * 8 + 2 * t + (e & 1);
-      const int32_t n = n_r + (e >> 1) * 8;
-      if (m >= p.m) continue;
-      const size_t at = static_cast<size_t>(m) * N + n;
-      if (p.output == W4Output::kBf16) p.y[at] = __float2bfloat16(total[j][e]);
-      else p.residual[at] += total[j][e];
-    }
+  for_each_output<MF>(total, p.m, n_r, t, [&](int32_t m, int32_t n, float v) {
+    const size_t at = static_cast<size_t>(m) * N + n;
+    if (p.output == W4Output::kBf16) p.y[at] = __float2bfloat16(v);
+    else p.residual[at] += v;
+  });
 }
 
 }  // namespace zinfer::gpu::cuda::w4_decode
