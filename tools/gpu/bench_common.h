@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -58,6 +59,21 @@ inline double graph_ms_per_launch(const std::function<void(int)>& enqueue, int c
 inline double graph_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t stream,
                        const std::function<void()>& before_each = {}) {
   return graph_ms_per_launch(enqueue, copies, stream, before_each) * 1e3;
+}
+
+// The row counts of a layer table: ZINFER_BENCH_ROWS (e.g. "1,2,4,8") where set, else `defaults`.
+inline std::vector<int> bench_rows(std::vector<int> defaults) {
+  const char* only_rows = std::getenv("ZINFER_BENCH_ROWS");
+  if (only_rows == nullptr) return defaults;
+  std::vector<int> rows;
+  for (const char* c = only_rows; *c != '\0';) {
+    char* end = nullptr;
+    const long v = std::strtol(c, &end, 10);
+    if (end == c) break;
+    if (v >= 1 && v <= 65536) rows.push_back(static_cast<int>(v));
+    c = *end == ',' ? end + 1 : end;
+  }
+  return rows.empty() ? std::vector<int>{1} : rows;
 }
 
 inline void report(const std::string& name, double value, const std::string& unit, double ceiling, double ratio) {

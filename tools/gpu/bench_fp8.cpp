@@ -8,7 +8,8 @@
 // Lines: "FP8 <shape> m=<M> bf16_us <t> fp8_us <t> block_us <t> speedup <bf16 / fp8> <bf16 / block>",
 // and where both kernels could run (kMmaRows < M ≤ 64), "FP8 <shape> m=<M> mma_us <t> block_mma_us
 // <t>": the same layers on the mma kernel, the choice kMmaRows makes.
-// ZINFER_BENCH_SHAPES (e.g. "o,down") runs some of the shapes only.
+// ZINFER_BENCH_SHAPES (e.g. "o,down") runs some of the shapes only, ZINFER_BENCH_ROWS (e.g. "1,8")
+// some of the row counts.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +51,7 @@ void bench_fp8(const Ceilings& c) {
     int n, k;
   };
   const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
-  const std::vector<int> rows = {1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 512, 2048, 4096};
+  const std::vector<int> rows = bench_rows({1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 512, 2048, 4096});
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Gemm gemm;
@@ -65,7 +66,7 @@ void bench_fp8(const Ceilings& c) {
     const int bf16_copies = std::max<int>(2, static_cast<int>((size_t{256} << 20) / (elems * 2) + 1));
     const int fp8_copies = std::max<int>(2, static_cast<int>((size_t{256} << 20) / elems + 1));
     DeviceBuffer w16(elems * 2 * bf16_copies, "fp8 bench bf16 weights");
-    const int max_m = rows.back();
+    const int max_m = *std::max_element(rows.begin(), rows.end());
     DeviceBuffer x(size_t(max_m) * s.k * 2, "fp8 bench x"), y(size_t(max_m) * s.n * 2, "fp8 bench y");
     check_cuda(launch_fill_random_bf16(w16.as<__nv_bfloat16>(), static_cast<int64_t>(elems) * bf16_copies, 1, 0.f,
                                        0.02f, stream),

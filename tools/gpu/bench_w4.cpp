@@ -28,18 +28,7 @@ void bench_w4(const Ceilings& c) {
     int n, k;
   };
   const Shape shapes[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
-  std::vector<int> rows = {1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
-  if (const char* only_rows = std::getenv("ZINFER_BENCH_ROWS")) {
-    rows.clear();
-    for (const char* c = only_rows; *c != '\0';) {
-      char* end = nullptr;
-      const long v = std::strtol(c, &end, 10);
-      if (end == c) break;
-      if (v >= 1 && v <= 65536) rows.push_back(static_cast<int>(v));
-      c = *end == ',' ? end + 1 : end;
-    }
-    if (rows.empty()) rows = {1};
-  }
+  const std::vector<int> rows = bench_rows({1, 2, 4, 8, 16, 32, 48, 64, 128, 256, 512, 1024, 2048, 4096, 8192});
   const char* only_shapes = std::getenv("ZINFER_BENCH_SHAPES");
   const int group = 128;
   cudaStream_t stream = nullptr;
