@@ -32,6 +32,7 @@
 #include "gpu/cuda/skinny_mma.cuh"
 #include "gpu/cuda/streamed_load.cuh"
 #include "gpu/cuda/w4/w4_dequantize.cuh"
+#include "gpu/cuda/w4/w4_kernel_params.cuh"
 #include "gpu/cuda/w4_gemm.h"
 
 namespace zinfer::gpu::cuda::w4_decode {
@@ -53,18 +54,7 @@ __host__ __device__ constexpr int smem_bytes(int S, int P, int m, int mf) {
   return table_bytes(S / P) + sums_bytes(S / P, mf) + (1 + m) * x_stride(S) * 2;
 }
 
-struct Params {
-  W4Weight w;
-  const __nv_bfloat16* x;
-  W4Output output;
-  __nv_bfloat16* y;
-  float* residual;
-  int32_t m;
-  int32_t splits;
-  int32_t steps_per_split;  // S
-  float* partials;
-  uint32_t* counters;
-};
+using Params = W4KernelParams;  // steps_per_split: S
 
 // Register j of a tile's A fragment: bf16x2 128 + q of nibbles j and j + 4.
 __device__ __forceinline__ void w4_fragment_128(uint32_t w, uint32_t (&a)[4]) {

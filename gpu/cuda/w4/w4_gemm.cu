@@ -89,22 +89,11 @@ cudaError_t launch_w4_gemm(const W4GemmArgs& a, cudaStream_t stream) {
     splits = (steps + per - 1) / per;
   }
   if (splits > 1 && (a.partials == nullptr || a.counters == nullptr)) return cudaErrorInvalidValue;
+  const W4KernelParams p{w, a.x, a.output, a.y, a.residual, a.m, splits, per, a.partials, a.counters};
   if (a.m <= kDecodeRows) {
-    const w4_decode::Params d{w, a.x, a.output, a.y, a.residual, a.m, splits, per, a.partials, a.counters};
     const dim3 grid(static_cast<unsigned>(output_blocks(w.n, w4_decode::kWarps)), static_cast<unsigned>(splits));
-    return w4_decode::launch_mf1(d, grid, stream);
+    return w4_decode::launch_mf1(p, grid, stream);
   }
-  w4_detail::Params p{};
-  p.w = w;
-  p.x = a.x;
-  p.output = a.output;
-  p.y = a.y;
-  p.residual = a.residual;
-  p.m = a.m;
-  p.steps_per_split = per;
-  p.splits = splits;
-  p.partials = a.partials;
-  p.counters = a.counters;
   const dim3 grid(static_cast<unsigned>(output_blocks(w.n, w4_detail::kWarps)), static_cast<unsigned>(splits));
   return instance(a.m).launch(p, grid, stream);
 }

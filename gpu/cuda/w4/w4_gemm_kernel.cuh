@@ -31,6 +31,7 @@
 #include "gpu/cuda/skinny_mma.cuh"
 #include "gpu/cuda/streamed_load.cuh"
 #include "gpu/cuda/w4/w4_dequantize.cuh"
+#include "gpu/cuda/w4/w4_kernel_params.cuh"
 #include "gpu/cuda/w4_gemm.h"
 
 namespace zinfer::gpu::cuda::w4_detail {
@@ -59,18 +60,7 @@ __host__ __device__ constexpr int smem_bytes() {
 // The int4 words are read exactly once (streamed_load.cuh).
 __device__ __forceinline__ uint4 load_words(const uint4* p) { return load_streamed(p); }
 
-struct Params {
-  W4Weight w;
-  const __nv_bfloat16* x;
-  W4Output output;
-  __nv_bfloat16* y;
-  float* residual;
-  int32_t m;
-  int32_t splits;
-  int32_t steps_per_split;  // 64-input steps per split
-  float* partials;
-  uint32_t* counters;
-};
+using Params = W4KernelParams;
 
 // Stages x[0..MF·8)[k0 .. k0 + steps·64) into xs (row stride kChunk + kRowPad); rows ≥ m and
 // columns past the chunk's end are zero.
