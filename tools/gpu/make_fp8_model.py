@@ -8,19 +8,16 @@ at every start (weights are random; speed does not depend on them). Runs on the 
                     `weight_scale_inv` float32 [ceil(N/128), ceil(K/128)] (w = q · s per block),
                     activations dynamic per 1 x 128 group (the DeepSeek-V3 / Qwen3-FP8 format).
   python3 tools/gpu/make_fp8_model.py SRC DST [--scheme channel|block]"""
-import argparse, glob, json, os, shutil
+import argparse, glob, os
 import torch
 from safetensors.torch import load_file, save_file
+from quantized_checkpoint import finish_folder, is_linear_weight, start_folder
 
 ap = argparse.ArgumentParser()
 ap.add_argument("src"); ap.add_argument("dst")
 ap.add_argument("--scheme", choices=("channel", "block"), default="channel")
 a = ap.parse_args()
-os.makedirs(a.dst, exist_ok=True)
-for f in os.listdir(a.src):
-    if not f.endswith(".safetensors") and f != "config.json" and not f.endswith(".index.json"):
-        shutil.copy(os.path.join(a.src, f), a.dst)
-LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+start_folder(a.src, a.dst)
 E4M3_MAX = 448.0
 scale_name = "weight_scale" if a.scheme == "channel" else "weight_scale_inv"
 
@@ -43,23 +40,14 @@ def quantize(W):  # [N, K] float32 -> (e4m3 codes, scales)
 for path in sorted(glob.glob(os.path.join(a.src, "*.safetensors"))):
     out = {}
     for name, t in load_file(path, device="cuda").items():
-        if not (name.endswith(".weight") and any(p in name for p in LINEAR)):
+        if not is_linear_weight(name):
             out[name] = t.contiguous(); continue
         q, s = quantize(t.float())
         out[name] = q
         out[name[: -len("weight")] + scale_name] = s.float().contiguous()
     save_file({k: v.cpu() for k, v in out.items()}, os.path.join(a.dst, os.path.basename(path)))
-for f in glob.glob(os.path.join(a.src, "*.index.json")):
-    idx = json.load(open(f)); wm = {}
-    for name, file in idx["weight_map"].items():
-        wm[name] = file
-        if name.endswith(".weight") and any(p in name for p in LINEAR):
-            wm[name[: -len("weight")] + scale_name] = file
-    idx["weight_map"] = wm
-    json.dump(idx, open(os.path.join(a.dst, os.path.basename(f)), "w"), indent=1)
-cfg = json.load(open(os.path.join(a.src, "config.json")))
 if a.scheme == "channel":
-    cfg["quantization_config"] = {
+    config = {
         "quant_method": "compressed-tensors", "format": "float-quantized", "quantization_status": "compressed",
         "ignore": ["lm_head"],
         "config_groups": {"group_0": {
@@ -68,6 +56,6 @@ if a.scheme == "channel":
             "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "symmetric": True,
                                   "dynamic": True}}}}
 else:
-    cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
-                                  "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]}
-json.dump(cfg, open(os.path.join(a.dst, "config.json"), "w"), indent=1)
+    config = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+              "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]}
+finish_folder(a.src, a.dst, lambda prefix: [prefix + "weight", prefix + scale_name], config)

@@ -4,20 +4,17 @@
 benchmark model for W4A16 at a real model's shapes (weights are random; speed does not depend on
 them). Runs on the GPU machine with torch.
   python3 tools/gpu/make_gptq_model.py SRC DST [--group-size 128] [--desc-act]"""
-import argparse, glob, json, os, shutil
+import argparse, glob, os
 import torch
 from safetensors.torch import load_file, save_file
+from quantized_checkpoint import finish_folder, is_linear_weight, start_folder
 
 ap = argparse.ArgumentParser()
 ap.add_argument("src"); ap.add_argument("dst")
 ap.add_argument("--group-size", type=int, default=128)
 ap.add_argument("--desc-act", action="store_true")
 a = ap.parse_args()
-os.makedirs(a.dst, exist_ok=True)
-for f in os.listdir(a.src):
-    if not f.endswith(".safetensors") and f != "config.json" and not f.endswith(".index.json"):
-        shutil.copy(os.path.join(a.src, f), a.dst)
-LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+start_folder(a.src, a.dst)
 dev = "cuda"
 shifts = (torch.arange(8, device=dev, dtype=torch.int32) * 4)
 
@@ -39,7 +36,7 @@ gs = a.group_size
 for path in sorted(glob.glob(os.path.join(a.src, "*.safetensors"))):
     out = {}
     for name, t in load_file(path, device=dev).items():
-        if not (name.endswith(".weight") and any(p in name for p in LINEAR)):
+        if not is_linear_weight(name):
             out[name] = t.contiguous(); continue
         W = t.float()  # [N, K]
         N, K = W.shape
@@ -64,18 +61,7 @@ for path in sorted(glob.glob(os.path.join(a.src, "*.safetensors"))):
         out[prefix + "scales"] = scale.t().contiguous().half()
         out[prefix + "g_idx"] = g_idx
     save_file({k: v.cpu() for k, v in out.items()}, os.path.join(a.dst, os.path.basename(path)))
-for f in glob.glob(os.path.join(a.src, "*.index.json")):
-    idx = json.load(open(f)); wm = {}
-    for name, file in idx["weight_map"].items():
-        if name.endswith(".weight") and any(p in name for p in LINEAR):
-            p = name[: -len("weight")]
-            for s in ("qweight", "qzeros", "scales", "g_idx"): wm[p + s] = file
-        else:
-            wm[name] = file
-    idx["weight_map"] = wm
-    json.dump(idx, open(os.path.join(a.dst, os.path.basename(f)), "w"), indent=1)
-cfg = json.load(open(os.path.join(a.src, "config.json")))
-cfg["quantization_config"] = {"quant_method": "gptq", "bits": 4, "group_size": gs, "desc_act": a.desc_act,
-                              "sym": True, "checkpoint_format": "gptq"}
-json.dump(cfg, open(os.path.join(a.dst, "config.json"), "w"), indent=1)
+finish_folder(a.src, a.dst, lambda p: [p + s for s in ("qweight", "qzeros", "scales", "g_idx")],
+              {"quant_method": "gptq", "bits": 4, "group_size": gs, "desc_act": a.desc_act, "sym": True,
+               "checkpoint_format": "gptq"})
 print("wrote", a.dst)
