@@ -2,13 +2,14 @@
 // attention_decode_mma_d64.cu / _d128.cu, one instantiation each).
 //
 // Block (token, kv head, group of <= 8 query heads, split); its 4 warps take turns on tiles of 16
-// keys of the split (32 with an fp8 cache). Each warp streams its tiles through a private ring of
-// 2 shared-memory buffers with cp.async: the next tile (8 KB of K and V at D = 128) loads while the warp computes on the
-// current one. 64 KB per block at D = 128 lets 3 blocks share an SM, 96 KB of loads in flight per
-// SM, about 3x what hides HBM latency (the bandwidth times the loaded latency, spread over the
-// SMs). A 3-deep ring would leave room for only 2 blocks per SM; it helps only a grid of under
-// two waves, and loses once the keys are split or the batch is large. Only __syncwarp guards a
-// warp's ring (no block-wide barrier until the final merge), so a warp never waits on another.
+// keys of the split (32 with an fp8 cache). Each warp streams its tiles through a private ring of 2
+// shared-memory buffers with cp.async: the next tile (8 KB of K and V at D = 128) loads while the
+// warp computes on the current one. 64 KB per block at D = 128 lets 3 blocks share an SM, 96 KB of
+// loads in flight per SM, about 3x what hides HBM latency (the bandwidth times the loaded latency,
+// spread over the SMs). A 3-deep ring would leave room for only 2 blocks per SM; it helps only a
+// grid of under two waves, and loses once the keys are split or the batch is large. Only __syncwarp
+// guards a warp's ring (no block-wide barrier until the final merge), so a warp never waits on
+// another.
 //
 // The query heads are the rows of mma.sync m16n8k16 (rows 0..7; rows 8..15 stay zero): the scores
 // S = Q·Kᵀ of a tile are 2 × D/16 MMAs with K read by ldmatrix, and O += P·V are D/8 MMAs with V
@@ -21,10 +22,10 @@
 //
 // An fp8 cache (CacheT = __nv_fp8_e4m3): the ring holds the tiles' e4m3 codes as loaded ([32 keys]
 // [D] bytes, 16-byte chunks swizzled likewise: a bf16 tile's bytes). The MMAs read the codes from
-// it by ldmatrix (K) and ldmatrix.trans (V), two codes per 16-bit element, and convert them in registers to f16 (exact,
-// one instruction per two codes); they run in f16, with Q in f16 carrying the score scale (and
-// k_scale) and its dims in the order the K codes arrive, P in f16, and O's dims in the order the
-// V codes arrive (put back when O is written). v_scale multiplies the output.
+// it by ldmatrix (K) and ldmatrix.trans (V), two codes per 16-bit element, and convert them in
+// registers to f16 (exact, one instruction per two codes); they run in f16, with Q in f16 carrying
+// the score scale (and k_scale) and its dims in the order the K codes arrive, P in f16, and O's
+// dims in the order the V codes arrive (put back when O is written). v_scale multiplies the output.
 #pragma once
 
 #include <cuda_bf16.h>
