@@ -196,12 +196,13 @@ void CudaWeightStore::upload(const WeightSet& checkpoint, const quant::QuantConf
   }
   reader.finish();
   if (!fp8_.empty() && tp_.rank == 0)
-    std::fprintf(stderr, "zinfer cuda: %s: %d linear layers FP8 W8A8 (e4m3 weights; products of up to %d rows on the "
-                         "fp8 mma kernel, more on cuBLASLt's e4m3 GEMM applying the scales, fp8_linear.h)\n",
+    std::fprintf(stderr, "zinfer cuda: %s: %d linear layers FP8 W8A8 (e4m3 weights; products of %d row on the fp8 "
+                         "GEMV quantizing its input, up to %d rows on the fp8 mma kernel, more on cuBLASLt's e4m3 "
+                         "GEMM applying the scales, fp8_linear.h)\n",
                  quantization.online                                      ? "online fp8 of a dense checkpoint"
                  : quantization.method == quant::Method::kCompressedTensors ? "compressed-tensors float-quantized"
                                                                               : "fp8 checkpoint",
-                 fp8_.size(), Fp8Layers::kMmaRows);
+                 fp8_.size(), Fp8Layers::kGemvRows, Fp8Layers::kMmaRows);
   // A compressed-tensors checkpoint may hold FP8 groups only (then there is no integer layer to tell of).
   if (quantization.quantized() && quantization.method != quant::Method::kFp8 && tp_.rank == 0 &&
       (fp8_.empty() || int4_layers + dense_layers > 0)) {

@@ -26,7 +26,11 @@ Fp8Output rows_from(Fp8Output out, int32_t m0, int32_t n) {
 
 }  // namespace
 
-Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks, int32_t mma_rows) {
+Fp8Path Fp8Layers::path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks, int32_t mma_rows,
+                        int32_t gemv_rows) {
+  if (M <= gemv_rows && fp8_gemv_supports(static_cast<int32_t>(M), static_cast<int32_t>(rows),
+                                          static_cast<int32_t>(cols), static_cast<int32_t>(group)))
+    return Fp8Path::kGemv;
   const bool mma = fp8_mma_supports(static_cast<int32_t>(rows), static_cast<int32_t>(cols), static_cast<int32_t>(group));
   // Block scaling computes rows in fours: fewer than four rows would all be the mma kernel's.
   const bool lt = lt_shape(rows, cols, group, square_blocks) && (!square_blocks || M >= 4);
@@ -191,6 +195,7 @@ Fp8Layers::Layer& Fp8Layers::layer_for(models::Linear w, int32_t M) {
 void Fp8Layers::run(models::Linear w, const __nv_bfloat16* x, int32_t M, Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
+  if (route(l, M) == Fp8Path::kGemv) return gemv(l, Fp8GemvInput::kBf16, x, nullptr, nullptr, 0.f, M, out, stream);
   const Plan* p = lt_plan(l, M, out);
   if (p == nullptr) return small(l, x, 0, M, out, stream);
   const int32_t lt_m = lt_rows(l, M);
@@ -217,6 +222,8 @@ void Fp8Layers::run_normed(models::Linear w, const float* residual, const float*
                            __nv_bfloat16* normed, int32_t M, Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
+  if (route(l, M) == Fp8Path::kGemv)
+    return gemv(l, Fp8GemvInput::kNorm, nullptr, residual, norm_weight, eps, M, out, stream);
   // One group per row: one kernel normalizes and quantizes for the mma kernel (f16 codes, up to
   // 64 rows in one launch, path() says) or for cuBLASLt (e4m3 codes, a scale per row). Block-wise
   // layers and fallbacks normalize first.
@@ -238,6 +245,7 @@ void Fp8Layers::run_gated(models::Linear w, const __nv_bfloat16* gate_up, __nv_b
                           Fp8Output out, cudaStream_t stream) {
   if (M == 0) return;
   Layer& l = layer_for(w, M);
+  if (route(l, M) == Fp8Path::kGemv) return gemv(l, Fp8GemvInput::kGated, gate_up, nullptr, nullptr, 0.f, M, out, stream);
   const bool once = mma_once(l, M);
   const Plan* lt = once ? nullptr : lt_plan(l, M, out);
   if (!once && lt == nullptr) {
@@ -299,6 +307,25 @@ void Fp8Layers::mma(const Layer& l, int32_t m0, int32_t rows, Fp8Output out, cud
   check_cuda(launch_fp8_mma(a, stream), "fp8 mma");
 }
 
+void Fp8Layers::gemv(const Layer& l, Fp8GemvInput input, const __nv_bfloat16* x, const float* residual,
+                     const float* norm_weight, float eps, int32_t M, Fp8Output out, cudaStream_t stream) {
+  Fp8GemvArgs a;
+  a.input = input;
+  a.x = x;
+  a.residual = residual;
+  a.norm_weight = norm_weight;
+  a.eps = eps;
+  a.w = l.q.as<__nv_fp8_e4m3>();
+  a.s_w = l.scale.as<float>();
+  a.m = M;
+  a.n = l.rows;
+  a.k = l.cols;
+  a.group = l.group;
+  a.static_scale = l.static_scale;
+  a.out = out;
+  check_cuda(launch_fp8_gemv(a, stream), "fp8 gemv");
+}
+
 void Fp8Layers::direct(const Layer& l, int32_t M, Fp8Output out, cudaStream_t stream) {
   check_cuda(launch_fp8_gemm_direct(x_q_.as<__nv_fp8_e4m3>(), s_x_.as<float>(), l.q.as<__nv_fp8_e4m3>(),
                                     l.scale.as<float>(), M, l.rows, l.cols, l.group, out, stream),
@@ -324,6 +351,12 @@ void Fp8Layers::set_mma_rows(int32_t rows) {
   if (rows < 1 || rows > kFp8MmaMaxRows)
     throw std::invalid_argument("fp8 mma rows " + std::to_string(rows) + " outside 1.." + std::to_string(kFp8MmaMaxRows));
   mma_rows_ = rows;
+}
+
+void Fp8Layers::set_gemv_rows(int32_t rows) {
+  if (rows < 0 || rows > kFp8GemvMaxRows)
+    throw std::invalid_argument("fp8 gemv rows " + std::to_string(rows) + " outside 0.." + std::to_string(kFp8GemvMaxRows));
+  gemv_rows_ = rows;
 }
 
 size_t Fp8Layers::bytes() const {

@@ -1,5 +1,8 @@
 // The CUDA backend's FP8 W8A8 linear layers (gpu/quant/fp8.h): weights kept as e4m3 on the device
 // with float32 scales [N, groups], activations quantized per step (fp8_kernels.h), and the product
+//   - for one row (decode of one sequence), on the GEMV of fp8/fp8_gemv.h, which
+//     quantizes x itself (from x, rmsnorm(residual) or silu(gate) · up) and streams the weights
+//     at HBM speed (N a multiple of 8, K of 64 up to 16,384, one group or groups of 128);
 //   - for up to kMmaRows rows (decode), on the mma kernel of fp8_mma.h, which reads the weights
 //     once at HBM speed (N a multiple of 16, K of 64, one group or groups of a multiple of 64); it
 //     takes up to 64 rows where cuBLASLt does not take the layer;
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "gpu/cuda/device_memory.h"
+#include "gpu/cuda/fp8/fp8_gemv.h"
 #include "gpu/cuda/fp8_kernels.h"
 #include "gpu/models/weight_store.h"
 #include "gpu/quant/checkpoint_reader.h"
@@ -31,7 +35,7 @@
 namespace zinfer::gpu::cuda {
 
 // Which kernel computes a layer's product of M rows (the policy the list above describes).
-enum class Fp8Path { kMma, kCublasLt, kDirect };
+enum class Fp8Path { kGemv, kMma, kCublasLt, kDirect };
 
 class Fp8Layers {
  public:
@@ -39,10 +43,12 @@ class Fp8Layers {
   // mma kernel, which holds every row's accumulators per 16 outputs and re-reads x from shared
   // memory per warp, falls behind cuBLASLt (zinfer-cuda-bench fp8, docs/benchmarks/quantization.md).
   static constexpr int32_t kMmaRows = 16;
+  // The most rows the GEMV computes (kFp8GemvMaxRows).
+  static constexpr int32_t kGemvRows = kFp8GemvMaxRows;
   // square_blocks: group 128 and the rows of each 128-row block share their scales. mma_rows: as
-  // kMmaRows (1 … kFp8MmaMaxRows).
+  // kMmaRows (1 … kFp8MmaMaxRows); gemv_rows: as kGemvRows (0: never the GEMV).
   static Fp8Path path(int64_t rows, int64_t cols, int64_t group, int64_t M, bool square_blocks = false,
-                      int32_t mma_rows = kMmaRows);
+                      int32_t mma_rows = kMmaRows, int32_t gemv_rows = kGemvRows);
   static bool square_blocks(const quant::Fp8Weight& w);
 
   Fp8Layers() = default;
@@ -77,6 +83,9 @@ class Fp8Layers {
   // Moves the rows up to which the mma kernel runs (kMmaRows) for this object's layers: the
   // benchmark times both kernels at the same rows with it.
   void set_mma_rows(int32_t rows);
+  // Moves the rows up to which the GEMV runs (kGemvRows; 0: never): the benchmark times the GEMV
+  // against the quantization and mma kernels at the same rows with it.
+  void set_gemv_rows(int32_t rows);
   // Products cuBLASLt has computed (tests: the path that ran is the one path() picks).
   int64_t lt_products() const { return lt_products_; }
 
@@ -97,8 +106,11 @@ class Fp8Layers {
   };
   Layer& layer_for(models::Linear w, int32_t M);
   Fp8Path route(const Layer& l, int32_t M) const {
-    return path(l.rows, l.cols, l.group, M, l.square_blocks, mma_rows_);
+    return path(l.rows, l.cols, l.group, M, l.square_blocks, mma_rows_, gemv_rows_);
   }
+  // The product on the GEMV, x from `input` (fp8_gemv.h).
+  void gemv(const Layer& l, Fp8GemvInput input, const __nv_bfloat16* x, const float* residual,
+            const float* norm_weight, float eps, int32_t M, Fp8Output out, cudaStream_t stream);
   // Whether the mma kernel computes all M rows in one launch (from codes quantized once).
   bool mma_once(const Layer& l, int32_t M) const;
   // The order of s_x that cuBLASLt's scale mode for the layer takes.
@@ -128,6 +140,7 @@ class Fp8Layers {
   std::map<int32_t, Layer> layers_;
   int64_t max_rows_ = 0, lt_products_ = 0;
   int32_t mma_rows_ = kMmaRows;
+  int32_t gemv_rows_ = kGemvRows;
   bool warned_ = false;  // that cuBLASLt lacks an algorithm, once
   DeviceBuffer x_q_, s_x_, lt_workspace_;
   DeviceBuffer x_f16_;                       // [min(max_rows, 64), max K]: x_q widened for the mma kernel

@@ -1,7 +1,8 @@
-// What the FP8 activation-quantization kernels share (fp8_quantize.cu, fp8_norm_quantize.cu):
-// the scale and code arithmetic of gpu/quant/fp8.h, the block reduction, vector loads and stores
-// of 1, 4 or 8 values, and where a row's values come from (x itself, or the gated MLP's
-// silu(gate) · up). Included by those .cu files only: everything here is internal to them.
+// What the FP8 activation-quantization kernels share (fp8_quantize.cu, fp8_norm_quantize.cu, and
+// the prologue of the FP8 GEMV, fp8/fp8_gemv_kernel.cuh): the scale and code arithmetic of
+// gpu/quant/fp8.h, the block reduction, vector loads and stores of 1, 4 or 8 values, and where a
+// row's values come from (x itself, or the gated MLP's silu(gate) · up). Included by those kernels
+// only: everything here is internal to them.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -5,7 +5,8 @@
 //     block 128 x 128 with N, K not multiples of 128), per-channel layers cuBLASLt's e4m3 GEMM
 //     takes (K, N multiples of 16, scales as outer vectors), block-wise layers on its 128 x 128
 //     block scaling (rows in fours, the rest on the mma kernel) and layers the mma kernel takes
-//     (fp8_mma.h: one group or block-wise, at every row-count instantiation and split), at M = 1 ... 200, with
+//     (fp8_mma.h: one group or block-wise, at every row-count instantiation and split), and the GEMV
+//     of one row (fp8/fp8_gemv.h, quantizing x in its prologue), at M = 1 ... 200, with
 //     bf16 output and added into a float32 residual, match the CPU within bf16 output rounding
 //     (and, added in float32, within the accumulation error of the path Fp8Layers::path picks);
 //   - every layer of tests/data/models/ct_fp8_cases (compressed-tensors float-quantized, read by
@@ -23,6 +24,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/cpu/fp8_matrix.h"
+#include "gpu/cuda/fp8/fp8_gemv.h"
 #include "gpu/cuda/fp8_kernels.h"
 #include "gpu/cuda/fp8_linear.h"
 #include "gpu/cuda/fp8_mma.h"
@@ -203,7 +205,7 @@ TEST(CudaFp8, NormQuantizationIsRmsnormThenQuantization) {
 // every FP8 GEMM on Hopper does, so its bar is 2^-9 of the sum of the products' magnitudes
 // Σ|x_q·w_q|·s_x·s_w (bf16's rounding of that sum); a wrong scale, group or layout is off by far more.
 void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vector<int> rows = {1, 3, 17, 129},
-                   int32_t mma_rows = Fp8Layers::kMmaRows) {
+                   int32_t mma_rows = Fp8Layers::kMmaRows, int32_t gemv_rows = Fp8Layers::kGemvRows) {
   std::mt19937 rng(11);
   quant::Fp8Weight magnitude = w;
   for (auto& code : magnitude.q) code &= 0x7F;
@@ -214,10 +216,11 @@ void compare_layer(const quant::Fp8Weight& w, const std::string& what, std::vect
     cpu::Fp8Matrix(w).apply(x.data(), nullptr, want.data(), M);
     for (size_t i = 0; i < x.size(); ++i) abs_x[i] = std::abs(x[i]);  // |x| quantizes to |x_q|, same scales
     cpu::Fp8Matrix(magnitude).apply(abs_x.data(), nullptr, abs_sum.data(), M);
-    const bool short_accumulator =
-        Fp8Layers::path(w.rows, w.cols, w.group, M, Fp8Layers::square_blocks(w), mma_rows) == Fp8Path::kCublasLt;
+    const bool short_accumulator = Fp8Layers::path(w.rows, w.cols, w.group, M, Fp8Layers::square_blocks(w), mma_rows,
+                                                   gemv_rows) == Fp8Path::kCublasLt;
     Fp8Layers layers;
     layers.set_mma_rows(mma_rows);
+    layers.set_gemv_rows(gemv_rows);
     layers.add(0, w);
     layers.prepare(256);
     DeviceArray<__nv_bfloat16> dx(to_bf16(x));
@@ -318,7 +321,7 @@ TEST(CudaFp8, NormedProductsAreRmsnormThenTheProduct) {
                                                                           {208, 384, true}}) {
     const quant::Fp8Weight f = block ? random_block_weight(N, K, 128, rng)
                                      : quant::quantize_per_channel(random_floats(size_t(N) * K, rng, 0.05f).data(), N, K);
-    for (int M : {3, 129}) {
+    for (int M : {1, 2, 3, 129}) {
       SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(K) + " M " + std::to_string(M));
       Fp8Layers layers;
       layers.add(0, f);
@@ -362,7 +365,7 @@ TEST(CudaFp8, GatedProductsAreSiluMulThenTheProduct) {
            {272, 320, false}, {272, 96, false}, {208, 384, true}, {200, 96, false}}) {
     const quant::Fp8Weight f = block ? random_block_weight(N, K, 128, rng)
                                      : quant::quantize_per_channel(random_floats(size_t(N) * K, rng, 0.05f).data(), N, K);
-    for (int M : {3, 17, 130}) {
+    for (int M : {1, 2, 3, 17, 130}) {
       SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(K) + " M " + std::to_string(M));
       Fp8Layers layers;
       layers.add(0, f);
@@ -389,7 +392,14 @@ TEST(CudaFp8, GatedProductsAreSiluMulThenTheProduct) {
 
 // Which kernel computes a product, by rows and shape (fp8_linear.h).
 TEST(CudaFp8, PathsAreChosenByRowsAndShape) {
-  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 1), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 1), Fp8Path::kGemv);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, Fp8Layers::kGemvRows), Fp8Path::kGemv);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, Fp8Layers::kGemvRows + 1), Fp8Path::kMma);
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 1, false, Fp8Layers::kMmaRows, 0), Fp8Path::kMma);  // the GEMV off
+  EXPECT_EQ(Fp8Layers::path(4096, 4096, 128, 1, true), Fp8Path::kGemv);     // block-wise
+  EXPECT_EQ(Fp8Layers::path(4096, 28672, 28672, 1), Fp8Path::kMma);         // K past the GEMV's 16,384
+  EXPECT_EQ(Fp8Layers::path(4088, 4096, 4096, 1), Fp8Path::kGemv);          // N a multiple of 8, not of 16
+  EXPECT_EQ(Fp8Layers::path(4088, 4096, 4096, 3), Fp8Path::kDirect);
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, Fp8Layers::kMmaRows), Fp8Path::kMma);
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, Fp8Layers::kMmaRows + 1), Fp8Path::kCublasLt);
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 4096, 64, false, 64), Fp8Path::kMma);  // the benchmark's setting
@@ -406,8 +416,51 @@ TEST(CudaFp8, PathsAreChosenByRowsAndShape) {
   EXPECT_EQ(Fp8Layers::path(4096, 4096, 96, 1), Fp8Path::kDirect);    // groups the mma kernel cannot step
 }
 
+// What the GEMV takes (host arithmetic): one row, N a multiple of 8, K of 64 up to 16,384, one
+// group or groups of 128, and shared memory for two blocks per SM (x's f16 codes at K = 16,384
+// and the ring fit; the partial sums of a very tall matrix do not).
+TEST(CudaFp8, GemvTakesWhatItsKernelSteps) {
+  EXPECT_TRUE(fp8_gemv_supports(1, 4096, 4096, 4096));
+  EXPECT_TRUE(fp8_gemv_supports(1, 4096, 14336, 14336));
+  EXPECT_TRUE(fp8_gemv_supports(1, 8, 64, 64));
+  EXPECT_TRUE(fp8_gemv_supports(1, 4096, 16384, 128));
+  EXPECT_TRUE(fp8_gemv_supports(1, 4096, 320, 128));   // the last group of 64 inputs
+  EXPECT_FALSE(fp8_gemv_supports(0, 4096, 4096, 4096));
+  EXPECT_FALSE(fp8_gemv_supports(2, 4096, 4096, 4096));
+  EXPECT_FALSE(fp8_gemv_supports(1, 4092, 4096, 4096));  // N
+  EXPECT_FALSE(fp8_gemv_supports(1, 4096, 4000, 4000));  // K not a multiple of 64
+  EXPECT_FALSE(fp8_gemv_supports(1, 4096, 16448, 16448));
+  EXPECT_FALSE(fp8_gemv_supports(1, 4096, 4096, 64));    // groups it does not step
+  EXPECT_FALSE(fp8_gemv_supports(1, 4096, 4096, 256));
+  EXPECT_FALSE(fp8_gemv_supports(1, 8 << 20, 4096, 4096));
+}
+
+// The GEMV against the CPU (and the mma kernel at two rows beside it), over the GEMV's edges: one
+// tile, N not a multiple of 16, a row of one partial ring step, rows of several steps split over a block's warps (several
+// items per warp), K = 16,384 (the most the prologue holds), per channel, static and block-wise
+// scales (groups of 128 with a last one of 64 inputs).
+TEST(CudaFp8, GemvLayersMatchTheCpu) {
+  ZINFER_REQUIRE_CUDA();
+  std::mt19937 rng(29);
+  const std::vector<int> rows = {1, 2};
+  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{8, 64}, {1000, 192}, {272, 320}, {4800, 2560}, {64, 16384}}) {
+    const std::vector<float> w = random_floats(size_t(N) * K, rng, 0.05f);
+    quant::Fp8Weight f = quant::quantize_per_channel(w.data(), N, K);
+    ASSERT_TRUE(fp8_gemv_supports(1, N, K, static_cast<int32_t>(f.group)));
+    compare_layer(f, "gemv per channel " + std::to_string(N) + "x" + std::to_string(K), rows);
+    f.activation = quant::ActivationScheme::kStatic;
+    f.input_scale = 3.0f / 448.0f;
+    compare_layer(f, "gemv static " + std::to_string(N) + "x" + std::to_string(K), rows);
+  }
+  for (const auto& [N, K] : std::vector<std::pair<int, int>>{{208, 384}, {144, 320}, {4800, 2624}}) {
+    const quant::Fp8Weight f = random_block_weight(N, K, 128, rng);
+    ASSERT_TRUE(fp8_gemv_supports(1, N, K, 128));
+    compare_layer(f, "gemv block-wise " + std::to_string(N) + "x" + std::to_string(K), rows);
+  }
+}
+
 // The mma kernel at every instantiation (rows 1-8, 9-16, 17-32, 33-64; kept on up to 64 rows
-// here) and its edges, with the split over inputs it picks for these shapes (several: few
+// here, the GEMV off) and its edges, with the split over inputs it picks for these shapes (several: few
 // outputs), one group per row and block-wise 128 x 128 scales (a 64-input step in one group; the
 // last block of rows and inputs partial).
 TEST(CudaFp8, MmaKernelLayersMatchTheCpu) {
@@ -418,15 +471,15 @@ TEST(CudaFp8, MmaKernelLayersMatchTheCpu) {
     const std::vector<float> w = random_floats(size_t(N) * K, rng, 0.05f);
     quant::Fp8Weight f = quant::quantize_per_channel(w.data(), N, K);
     ASSERT_TRUE(fp8_mma_supports(N, K, static_cast<int32_t>(f.group)));
-    compare_layer(f, "per channel " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows);
+    compare_layer(f, "per channel " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows, 0);
     f.activation = quant::ActivationScheme::kStatic;
     f.input_scale = 3.0f / 448.0f;
-    compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows);
+    compare_layer(f, "static " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows, 0);
   }
   for (const auto& [N, K] : std::vector<std::pair<int, int>>{{208, 384}, {144, 320}}) {
     const quant::Fp8Weight f = random_block_weight(N, K, 128, rng);
     ASSERT_TRUE(fp8_mma_supports(N, K, 128));
-    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows);
+    compare_layer(f, "block-wise " + std::to_string(N) + "x" + std::to_string(K), rows, kFp8MmaMaxRows, 0);
   }
 }
 

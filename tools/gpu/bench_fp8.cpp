@@ -1,13 +1,15 @@
 // The fp8 section of zinfer-cuda-bench: FP8 W8A8 linear layers (gpu/cuda/fp8_linear.h, activation
 // quantization included) against bf16 cuBLASLt on the same GPU in the same process, at
 // Llama-3-8B's four layer shapes and M = 1 … 4096 rows, per-channel weight scales (the path
-// Fp8Layers::path picks: the mma kernel up to Fp8Layers::kMmaRows rows, cuBLASLt's e4m3 GEMM with
-// outer-vector scales above) and block-wise 128 x 128 ones (the same, cuBLASLt's block scaling
-// above). Each time is a CUDA graph of back-to-back launches over enough copies of the weights
+// Fp8Layers::path picks: the GEMV up to Fp8Layers::kGemvRows rows, the mma kernel up to
+// Fp8Layers::kMmaRows rows, cuBLASLt's e4m3 GEMM with outer-vector scales above) and block-wise
+// 128 x 128 ones (the same, cuBLASLt's block scaling above). Each time is a CUDA graph of back-to-back launches over enough copies of the weights
 // (≥ 256 MB) that no launch finds its weights in L2.
 // Lines: "FP8 <shape> m=<M> bf16_us <t> fp8_us <t> block_us <t> speedup <bf16 / fp8> <bf16 / block>",
 // and where both kernels could run (kMmaRows < M ≤ 64), "FP8 <shape> m=<M> mma_us <t> block_mma_us
-// <t>": the same layers on the mma kernel, the choice kMmaRows makes.
+// <t>": the same layers on the mma kernel, the choice kMmaRows makes; where the GEMV runs (M ≤
+// kGemvRows), "FP8 <shape> m=<M> quantize_mma_us <t> block_quantize_mma_us <t>": the same layers
+// with the GEMV off (a quantization kernel, then the mma kernel), the choice kGemvRows makes.
 // ZINFER_BENCH_SHAPES (e.g. "o,down") runs some of the shapes only, ZINFER_BENCH_ROWS (e.g. "1,8")
 // some of the row counts.
 #include <algorithm>
@@ -98,6 +100,14 @@ void bench_fp8(const Ceilings& c) {
       const double fp8 = fp8_us(channel), blk = fp8_us(block);
       std::printf("FP8 %s m=%d bf16_us %.2f fp8_us %.2f block_us %.2f speedup %.2f %.2f\n", s.name, m, bf16, fp8, blk,
                   bf16 / fp8, bf16 / blk);
+      if (m <= Fp8Layers::kGemvRows) {
+        channel.set_gemv_rows(0);
+        block.set_gemv_rows(0);
+        const double mma = fp8_us(channel), block_mma = fp8_us(block);
+        channel.set_gemv_rows(Fp8Layers::kGemvRows);
+        block.set_gemv_rows(Fp8Layers::kGemvRows);
+        std::printf("FP8 %s m=%d quantize_mma_us %.2f block_quantize_mma_us %.2f\n", s.name, m, mma, block_mma);
+      }
       if (m > Fp8Layers::kMmaRows && m <= kFp8MmaMaxRows) {
         channel.set_mma_rows(kFp8MmaMaxRows);
         block.set_mma_rows(kFp8MmaMaxRows);
