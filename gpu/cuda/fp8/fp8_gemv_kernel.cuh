@@ -69,6 +69,15 @@ inline size_t shared_bytes(const Params& p) {
          sizeof(float) * (static_cast<size_t>(p.groups) + static_cast<size_t>(p.tiles_per_block) * p.slices * kTileRows);
 }
 
+// True in one lane of the (converged) warp, as elect.sync chooses it.
+__device__ __forceinline__ bool elect_one() {
+  uint32_t elected = 0;
+  asm volatile(
+      "{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(elected));
+  return elected != 0;
+}
+
 // Two e4m3 codes (low byte first) as f16x2 (low half first): one cvt on sm_89+.
 __device__ __forceinline__ uint32_t widen2(uint32_t two_codes) {
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two_codes & 0xFFFFu), __NV_E4M3);
@@ -234,7 +243,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) fp8_gemv_kernel(const 
   __shared__ __align__(8) uint64_t full[kWarps][kStages];
   __shared__ float sum_scratch[kWarps], max_scratch[kWarps];
   const Fp8GemvArgs& a = p.a;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  // warp from lane 0: the compiler then knows it is the same in every lane, and so are the copy
+  // addresses made from it, which the bulk copies take in uniform registers without a loop over lanes.
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int32_t K = a.k, tiles = a.n / kTileRows, G = p.groups, S = p.slices;
   const int32_t tile0 = blockIdx.x * p.tiles_per_block;
   const int32_t block_tiles = min(p.tiles_per_block, tiles - tile0);
@@ -251,12 +263,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) fp8_gemv_kernel(const 
   float* partials = sx + G;
   const unsigned char* w = reinterpret_cast<const unsigned char*>(a.w);
 
-  // The next step to issue: its ring position, item and step within the item. Lane 0 issues a
-  // step's 8 row pieces (bulk copies take uniform operands: one lane, no per-lane loop).
+  // The next step to issue: its ring position, item and step within the item. One elected lane
+  // issues a step's 8 row pieces.
   uint32_t issued = 0;
   int32_t issue_item = 0, issue_step = 0;
   auto issue_next = [&]() {  // the whole warp, uniformly
-    if (lane == 0) {
+    if (elect_one()) {
       const int32_t k0 = (first_step + issue_step) * kStepK;
       const uint32_t bytes = static_cast<uint32_t>(min(kStepK, K - k0));
       const uint32_t slot = issued % kStages, bar = smem_u32(&full[warp][slot]);
