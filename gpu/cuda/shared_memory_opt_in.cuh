@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "gpu/cuda/resident_blocks.h"
+
 namespace zinfer::gpu::cuda {
 
 // bytes(int* out) gives the opt-in size; it runs only on a device not yet done.
@@ -26,6 +28,18 @@ cudaError_t opt_in_shared_memory(Kernel kernel, std::atomic<uint64_t>& opted_in,
   s = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, size);
   if (s == cudaSuccess) opted_in.fetch_or(bit, std::memory_order_relaxed);
   return s;
+}
+
+// Lets the kernel take up to the opt-in maximum of dynamic shared memory (less its static arrays),
+// once per device; `opted_in` is the kernel's own record.
+template <typename Kernel>
+cudaError_t allow_large_shared_memory(Kernel kernel, std::atomic<uint64_t>& opted_in) {
+  return opt_in_shared_memory(kernel, opted_in, [kernel](int* bytes) {
+    cudaFuncAttributes attrs{};
+    const cudaError_t s = cudaFuncGetAttributes(&attrs, kernel);
+    *bytes = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - static_cast<int>(attrs.sharedSizeBytes);
+    return s;
+  });
 }
 
 }  // namespace zinfer::gpu::cuda

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "gpu/cuda/fp8/fp8_gemv_kernel.cuh"
+#include "gpu/cuda/resident_blocks.h"
 
 namespace zinfer::gpu::cuda {
 namespace {
@@ -35,12 +36,6 @@ Params plan(const Fp8GemvArgs& a, int sms) {
   return p;
 }
 
-int device_attribute(cudaDeviceAttr attribute) {
-  int device = 0, value = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) return 0;
-  return value;
-}
-
 }  // namespace
 
 bool fp8_gemv_supports(int32_t m, int32_t n, int32_t k, int32_t group) {
@@ -61,15 +56,15 @@ cudaError_t launch_fp8_gemv(const Fp8GemvArgs& a, cudaStream_t stream) {
   if (a.input == Fp8GemvInput::kNorm ? a.residual == nullptr || a.norm_weight == nullptr : a.x == nullptr)
     return cudaErrorInvalidValue;
   static const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
-  static const int per_sm = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
-  static const int reserved = device_attribute(cudaDevAttrReservedSharedMemoryPerBlock);
+  static const int per_block = shared_memory_per_block(kBlocksPerSm);
+  static const int one_too_many = shared_memory_per_block(kBlocksPerSm + 1) + 1;
   const Params p = plan(a, sms);
   const int32_t tiles = a.n / kTileRows, blocks = (tiles + p.tiles_per_block - 1) / p.tiles_per_block;
   // At least just over a third of the SM's shared memory: a third block of this kernel on an SM
   // would share its bandwidth unevenly with the others (gemv_ring_kernel.cuh says so of the bf16 GEMV).
   const size_t need = shared_bytes(p);
-  const size_t smem = std::max(need, static_cast<size_t>(std::max(per_sm / (kBlocksPerSm + 1) - reserved + 1, 0)));
-  if (need + kStaticBytes > static_cast<size_t>(std::max(per_sm / kBlocksPerSm - reserved, 0))) return cudaErrorInvalidValue;
+  const size_t smem = std::max(need, static_cast<size_t>(std::max(one_too_many, 0)));
+  if (need + kStaticBytes > static_cast<size_t>(std::max(per_block, 0))) return cudaErrorInvalidValue;
   return a.group == a.k ? launch<false>(p, blocks, smem, stream) : launch<true>(p, blocks, smem, stream);
 }
 

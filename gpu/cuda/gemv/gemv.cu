@@ -10,7 +10,7 @@ namespace {
 int max_dynamic_shared_bytes() {
   static const int bytes = [] {
     // The register kernel's static reduction scratch: [warps][8] floats at most.
-    return gemv_detail::device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) -
+    return device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) -
            static_cast<int>(sizeof(float) * gemv_detail::kWarps * kGemvMaxRows);
   }();
   return bytes;

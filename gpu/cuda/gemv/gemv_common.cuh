@@ -21,6 +21,7 @@
 
 #include "gpu/cuda/gemv.h"
 #include "gpu/cuda/residual_exchange.cuh"
+#include "gpu/cuda/resident_blocks.h"
 #include "gpu/cuda/silu.cuh"
 
 namespace zinfer::gpu::cuda::gemv_detail {
@@ -253,15 +254,6 @@ __device__ __forceinline__ void finish_row(const Params& p, float (&acc)[MT], in
       p.y_bf16[at] = __float2bfloat16(silu_times(g, u));
     }
   }
-}
-
-// An attribute of the current device (0 if it cannot be read: launches then fail with the error).
-inline int device_attribute(cudaDeviceAttr attribute) {
-  int device = 0, value = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, device) != cudaSuccess) {
-    return 0;
-  }
-  return value;
 }
 
 inline int sm_count() {

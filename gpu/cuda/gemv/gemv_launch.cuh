@@ -20,18 +20,6 @@
 
 namespace zinfer::gpu::cuda::gemv_detail {
 
-// Lets the kernel take up to the opt-in maximum of dynamic shared memory, once per device
-// (shared_memory_opt_in.cuh); `opted_in` is the kernel's own record.
-template <typename Kernel>
-cudaError_t allow_large_shared_memory(Kernel kernel, std::atomic<uint64_t>& opted_in) {
-  return opt_in_shared_memory(kernel, opted_in, [kernel](int* bytes) {
-    cudaFuncAttributes attrs{};
-    const cudaError_t s = cudaFuncGetAttributes(&attrs, kernel);
-    *bytes = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - static_cast<int>(attrs.sharedSizeBytes);
-    return s;
-  });
-}
-
 template <int MT, GemvInput IN, GemvOutput OUT>
 cudaError_t launch_ring(const GemvArgs& a, cudaStream_t stream, bool programmatic_launch) {
   if (!ring_fits(MT, a.k)) return cudaErrorInvalidValue;

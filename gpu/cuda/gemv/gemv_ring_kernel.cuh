@@ -94,8 +94,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) gemv_ring_kernel(const
 // next to the kernel's static shared memory (reduction scratch and barriers) and what the driver
 // reserves per block.
 inline bool ring_fits(int padded_rows, int k) {
-  static const int per_block = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) / kBlocksPerSm -
-                               device_attribute(cudaDevAttrReservedSharedMemoryPerBlock);
+  static const int per_block = shared_memory_per_block(kBlocksPerSm);
   const size_t static_bytes = sizeof(float) * kWarps * padded_rows + sizeof(uint64_t) * kWarps * kStages;
   return static_bytes + kRingBytes + x_bytes(padded_rows, k) <= static_cast<size_t>(std::max(per_block, 0));
 }
@@ -103,8 +102,7 @@ inline bool ring_fits(int padded_rows, int k) {
 // Dynamic shared memory of a launch: the ring and x, or just over a third of the SM's shared
 // memory if that is more, so that kBlocksPerSm + 1 blocks never fit.
 inline size_t ring_shared_bytes(int padded_rows, int k) {
-  static const int one_too_many = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor) / (kBlocksPerSm + 1) -
-                                  device_attribute(cudaDevAttrReservedSharedMemoryPerBlock) + 1;
+  static const int one_too_many = shared_memory_per_block(kBlocksPerSm + 1) + 1;
   return std::max(kRingBytes + x_bytes(padded_rows, k), static_cast<size_t>(std::max(one_too_many, 0)));
 }
 
