@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/attention.h"
+#include "gpu/cuda/e4m3_widen.cuh"
 
 namespace zinfer::gpu::cuda {
 
@@ -26,32 +27,6 @@ template <>
 __device__ __forceinline__ const __nv_fp8_e4m3* k_cache_of<__nv_fp8_e4m3>(const PagedKv& kv) { return kv.k_cache8; }
 template <>
 __device__ __forceinline__ const __nv_fp8_e4m3* v_cache_of<__nv_fp8_e4m3>(const PagedKv& kv) { return kv.v_cache8; }
-
-// Two e4m3 codes (low byte first) as a bf16 pair, exactly: e4m3 -> f16x2 is one instruction on
-// sm_89+, f16 -> f32 -> bf16 loses nothing for these values.
-__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint16_t codes) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(codes), __NV_E4M3);
-  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
-  const __nv_bfloat162 b = __floats2bfloat162_rn(f.x, f.y);
-  return *reinterpret_cast<const uint32_t*>(&b);
-}
-
-// Eight codes (8 bytes) as eight bf16 (16 bytes), in order.
-__device__ __forceinline__ uint4 e4m3x8_to_bf16x8(uint2 codes) {
-  uint4 out;
-  out.x = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.x & 0xffffu));
-  out.y = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.x >> 16));
-  out.z = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.y & 0xffffu));
-  out.w = e4m3x2_to_bf16x2(static_cast<uint16_t>(codes.y >> 16));
-  return out;
-}
-
-// Two e4m3 codes (low byte first) as an f16 pair, exactly, in one instruction (sm_89+): kernels
-// whose MMAs take f16 use this instead of the three-step bf16 widening above.
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint16_t codes) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(codes), __NV_E4M3);
-  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
 
 // Eight consecutive elements of a cache row as bf16 (16 bytes): a bf16 row is read as is, an fp8
 // row's 8 bytes converted.

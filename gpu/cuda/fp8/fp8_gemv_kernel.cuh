@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/async_copy.cuh"
+#include "gpu/cuda/e4m3_widen.cuh"
 #include "gpu/cuda/fp8/fp8_gemv.h"
 #include "gpu/cuda/fp8_quantize.cuh"
 #include "gpu/cuda/programmatic_launch.cuh"
@@ -78,12 +79,6 @@ __device__ __forceinline__ bool elect_one() {
   return elected != 0;
 }
 
-// Two e4m3 codes (low byte first) as f16x2 (low half first): one cvt on sm_89+.
-__device__ __forceinline__ uint32_t widen2(uint32_t two_codes) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two_codes & 0xFFFFu), __NV_E4M3);
-  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
-
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&v);
@@ -124,7 +119,7 @@ __device__ __forceinline__ uint4 codes8(const uint4& v, float inv_s) {
   uint32_t c[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
-    c[i] = widen2(static_cast<uint32_t>(code_of(lo_of(u[i]), inv_s)) | (static_cast<uint32_t>(code_of(hi_of(u[i]), inv_s)) << 8));
+    c[i] = e4m3x2_to_f16x2(static_cast<uint16_t>(code_of(lo_of(u[i]), inv_s) | (code_of(hi_of(u[i]), inv_s) << 8)));
   return make_uint4(c[0], c[1], c[2], c[3]);
 }
 
@@ -217,7 +212,9 @@ __device__ __forceinline__ void step_products(const uint4 (&w)[2][kSubSteps], co
     const uint32_t w1[4] = {w[1][u].x, w[1][u].y, w[1][u].z, w[1][u].w};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const uint32_t a[4] = {widen2(w0[j]), widen2(w1[j]), widen2(w0[j] >> 16), widen2(w1[j] >> 16)};
+      const uint32_t a[4] = {e4m3x2_to_f16x2(static_cast<uint16_t>(w0[j])), e4m3x2_to_f16x2(static_cast<uint16_t>(w1[j])),
+                             e4m3x2_to_f16x2(static_cast<uint16_t>(w0[j] >> 16)),
+                             e4m3x2_to_f16x2(static_cast<uint16_t>(w1[j] >> 16))};
       mma_f16(acc[j & 1], a, xh[2 * j], xh[2 * j + 1]);
     }
     if constexpr (GROUPED) {

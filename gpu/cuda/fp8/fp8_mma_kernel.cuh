@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/async_copy.cuh"
+#include "gpu/cuda/e4m3_widen.cuh"
 #include "gpu/cuda/fp8_mma.h"
 #include "gpu/cuda/programmatic_launch.cuh"
 #include "gpu/cuda/skinny_mma.cuh"
@@ -40,12 +41,6 @@ struct Params {
   int32_t groups;
   int32_t steps_per_split;  // 64-input steps per split
 };
-
-// Two e4m3 codes (low byte first) as f16x2 (low half first): one cvt on sm_89+.
-__device__ __forceinline__ uint32_t widen(uint32_t two_codes) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two_codes & 0xFFFFu), __NV_E4M3);
-  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
 
 // Stages x[0..MF·8)[k0 .. k0 + steps·64) into xs; rows ≥ m and columns past the steps are zero.
 template <int MF, int kChunk>
@@ -130,7 +125,9 @@ __global__ void __launch_bounds__(kThreads) fp8_mma_kernel(Params p) {
           for (int j = 0; j < MF; ++j) acc[h][j][0] = acc[h][j][1] = acc[h][j][2] = acc[h][j][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
-          const uint32_t a[4] = {widen(lo[kk]), widen(hi[kk]), widen(lo[kk] >> 16), widen(hi[kk] >> 16)};
+          const uint32_t a[4] = {e4m3x2_to_f16x2(static_cast<uint16_t>(lo[kk])), e4m3x2_to_f16x2(static_cast<uint16_t>(hi[kk])),
+                                 e4m3x2_to_f16x2(static_cast<uint16_t>(lo[kk] >> 16)),
+                                 e4m3x2_to_f16x2(static_cast<uint16_t>(hi[kk] >> 16))};
 #pragma unroll
           for (int j = 0; j < MF; ++j) {
             const uint2 b = *reinterpret_cast<const uint2*>(xs + j * 8 * kStride + s * 64 + 4 * kk);
