@@ -13,6 +13,7 @@
 
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/attention_device.cuh"
+#include "gpu/cuda/bf16_pairs.cuh"
 #include "gpu/cuda/kv_cache_element.cuh"
 
 namespace zinfer::gpu::cuda {
@@ -57,11 +58,6 @@ __device__ inline void mma_bf16(float* d, const uint32_t* a, uint32_t b0, uint32
       "{%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ inline uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
 }
 
 // Element offset of (row, 16-byte chunk) in a swizzled [rows, D] bf16 tile.

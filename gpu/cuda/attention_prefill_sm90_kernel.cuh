@@ -38,6 +38,7 @@
 
 #include "gpu/cuda/attention.h"
 #include "gpu/cuda/attention_prefill_sm90.cuh"
+#include "gpu/cuda/bf16_pairs.cuh"
 #include "gpu/cuda/kv_cache_element.cuh"
 
 namespace zinfer::gpu::cuda {
@@ -204,11 +205,6 @@ __device__ void produce(const PagedKv& kv, const TileInfo& t, uint32_t smem, con
     tile_written<CacheT>(bars.v_full(s));
   }
   cp_async_wait_all();
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
 }
 
 __device__ __forceinline__ float exp2_approx(float x) {

@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "gpu/cuda/async_copy.cuh"
+#include "gpu/cuda/bf16_pairs.cuh"
 #include "gpu/cuda/e4m3_widen.cuh"
 #include "gpu/cuda/fp8/fp8_gemv.h"
 #include "gpu/cuda/fp8_quantize.cuh"
@@ -79,11 +80,6 @@ __device__ __forceinline__ bool elect_one() {
   return elected != 0;
 }
 
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
 // Eight consecutive inputs of x from the source, as bf16 values (each source's values are bf16
 // numbers: x itself, the normed row rounded as rmsnorm.cu rounds it, silu_mul.cu's output).
 __device__ __forceinline__ uint4 values8(const Fp8GemvArgs& a, int32_t at, float inv_rms) {
@@ -91,24 +87,21 @@ __device__ __forceinline__ uint4 values8(const Fp8GemvArgs& a, int32_t at, float
   if (a.input == Fp8GemvInput::kGated) {
     const fp8_quantize_detail::GatedRows rows{a.x, a.k};
     const fp8_quantize_detail::Inputs<8> e = rows.values(rows.fetch(0, at));
-    return make_uint4(pack2(e.v[0], e.v[1]), pack2(e.v[2], e.v[3]), pack2(e.v[4], e.v[5]), pack2(e.v[6], e.v[7]));
+    return make_uint4(pack_bf16(e.v[0], e.v[1]), pack_bf16(e.v[2], e.v[3]), pack_bf16(e.v[4], e.v[5]), pack_bf16(e.v[6], e.v[7]));
   }
   const float4 r0 = *reinterpret_cast<const float4*>(a.residual + at);
   const float4 r1 = *reinterpret_cast<const float4*>(a.residual + at + 4);
   const float4 w0 = *reinterpret_cast<const float4*>(a.norm_weight + at);
   const float4 w1 = *reinterpret_cast<const float4*>(a.norm_weight + at + 4);
-  return make_uint4(pack2(r0.x * inv_rms * w0.x, r0.y * inv_rms * w0.y), pack2(r0.z * inv_rms * w0.z, r0.w * inv_rms * w0.w),
-                    pack2(r1.x * inv_rms * w1.x, r1.y * inv_rms * w1.y), pack2(r1.z * inv_rms * w1.z, r1.w * inv_rms * w1.w));
+  return make_uint4(pack_bf16(r0.x * inv_rms * w0.x, r0.y * inv_rms * w0.y), pack_bf16(r0.z * inv_rms * w0.z, r0.w * inv_rms * w0.w),
+                    pack_bf16(r1.x * inv_rms * w1.x, r1.y * inv_rms * w1.y), pack_bf16(r1.z * inv_rms * w1.z, r1.w * inv_rms * w1.w));
 }
-
-__device__ __forceinline__ float lo_of(uint32_t v) { return __uint_as_float(v << 16); }
-__device__ __forceinline__ float hi_of(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
 __device__ __forceinline__ float amax8(const uint4& v) {
   const uint32_t u[4] = {v.x, v.y, v.z, v.w};
   float a = 0.f;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) a = fmaxf(a, fmaxf(fabsf(lo_of(u[i])), fabsf(hi_of(u[i]))));
+  for (int i = 0; i < 4; ++i) a = fmaxf(a, fmaxf(fabsf(bf16_lo(u[i])), fabsf(bf16_hi(u[i]))));
   return a;
 }
 
@@ -119,7 +112,7 @@ __device__ __forceinline__ uint4 codes8(const uint4& v, float inv_s) {
   uint32_t c[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
-    c[i] = e4m3x2_to_f16x2(static_cast<uint16_t>(code_of(lo_of(u[i]), inv_s) | (code_of(hi_of(u[i]), inv_s) << 8)));
+    c[i] = e4m3x2_to_f16x2(static_cast<uint16_t>(code_of(bf16_lo(u[i]), inv_s) | (code_of(bf16_hi(u[i]), inv_s) << 8)));
   return make_uint4(c[0], c[1], c[2], c[3]);
 }
 

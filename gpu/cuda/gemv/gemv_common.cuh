@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "gpu/cuda/bf16_pairs.cuh"
 #include "gpu/cuda/gemv.h"
 #include "gpu/cuda/residual_exchange.cuh"
 #include "gpu/cuda/resident_blocks.h"
@@ -95,9 +96,6 @@ __device__ __forceinline__ void add_to_residual(float* p, float v) {
   asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
 
-// bf16 -> float is a 16-bit shift: two values per 32-bit register.
-__device__ __forceinline__ float bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
-__device__ __forceinline__ float bf16_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 __device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
 __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
@@ -110,11 +108,6 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
   acc = fmaf(bf16_lo(w.w), bf16_lo(x.w), acc);
   acc = fmaf(bf16_hi(w.w), bf16_hi(x.w), acc);
   return acc;
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
 }
 
 // Stages x[MT, K] (bf16) into shared memory; rows m >= p.m are zero.
